@@ -1,0 +1,50 @@
+"""`python -m citecheck <command>`: each sub-command lives in the module of its stage.
+
+Rule: a module named here provides `add_arguments(parser)` and `run(args) -> int`; the module is
+imported only when its command runs. Known failures print one line on stderr and exit non-zero.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from . import config
+
+COMMANDS = {
+    "check": ("citecheck.review", "check citations against a source document (Choice judge)"),
+    "verify": ("citecheck.verify", "verify one claim against its cited URLs (live-web flow)"),
+    "batch": ("citecheck.batch", "verify a JSONL batch and print citation precision"),
+    "replay": ("citecheck.audit", "print a stored page by its rid (Crawlbase Storage API)"),
+    "serve": ("citecheck.api", "serve the /verify HTTP API"),
+    "judge-server": ("citecheck.judge_server", "start the local judge on 127.0.0.1"),
+    "record": ("citecheck.record", "record the cache with the local judge and re-execute the notebooks"),
+}
+
+
+def _known_errors() -> tuple[type[BaseException], ...]:
+    from .cache import CacheError
+    from .judges import JudgeUnavailable
+    return (config.MissingSetting, CacheError, JudgeUnavailable, ValueError, FileNotFoundError, OSError)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="citecheck", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_module, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    if not argv or argv[0] not in COMMANDS:
+        parser.print_help(sys.stderr if argv else sys.stdout)
+        return 2 if argv and argv[0] not in ("-h", "--help") else 0
+    module = importlib.import_module(COMMANDS[argv[0]][0])
+    command = argparse.ArgumentParser(prog=f"citecheck {argv[0]}", description=COMMANDS[argv[0]][1])
+    module.add_arguments(command)
+    args = command.parse_args(argv[1:])
+    try:
+        return int(module.run(args) or 0)
+    except _known_errors() as exc:
+        print(f"citecheck {argv[0]}: error: {config.redact(str(exc))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

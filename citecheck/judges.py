@@ -1,0 +1,218 @@
+"""Judges: ask a model how a claim relates to source text. Every call goes through the cache.
+
+Rules:
+- Choice judge: one typesafe-sdk `Choice` question (supports / contradicts / says_nothing) over
+  state {claim, source}; its confidence is the answer's confidence.
+- JSON judge: the strict contract {label: supported|contradicted|not_found, evidence_quote: verbatim
+  text or null, confidence: 0-1}, from openai (chat completions + JSON schema), anthropic or ollama,
+  all running the same prompt. Output that is not that JSON becomes not_found with a reason.
+- The judge interprets; it does not decide. The guard and review stages decide what stands.
+- A judge that cannot be reached raises JudgeUnavailable naming the endpoint and the variable to set.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from . import config
+from .cache import Cache, default_cache
+
+RELATIONS = ("supports", "contradicts", "says_nothing")
+VERDICT_OF = {"supports": "verified", "contradicts": "contradicted", "says_nothing": "unsupported"}
+
+CHOICE_INSTRUCTIONS = "How does the `source` text relate to the `claim`?"
+CHOICE_CRITERIA = {
+    "supports": "The source states what the claim says.",
+    "contradicts": "The source states something that makes the claim false.",
+    "says_nothing": "The source does not address what the claim says.",
+}
+
+LABELS = ("supported", "contradicted", "not_found")
+JSON_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "label": {"type": "string", "enum": list(LABELS)},
+        "evidence_quote": {"type": ["string", "null"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    "required": ["label", "evidence_quote", "confidence"],
+    "additionalProperties": False,
+}
+JSON_SYSTEM = (
+    "You check whether cited web passages support a claim. Reply with JSON only: "
+    '{"label": ..., "evidence_quote": ..., "confidence": ...}. '
+    "label is \"supported\" if the passages state the claim, \"contradicted\" if they state something "
+    "that makes the claim false, and \"not_found\" otherwise. evidence_quote is the one sentence, copied "
+    "exactly from the passages, that decides the label, or null when there is none. confidence is a "
+    "number from 0 to 1."
+)
+
+LIVE_HINT = {
+    "typesafe": "set TYPESAFE_API_KEY, or point TYPESAFE_ENDPOINT at a Jev-compatible server "
+                "(start the local one with `python -m citecheck judge-server`)",
+    "openai": "set OPENAI_API_KEY, or point OPENAI_BASE_URL at an OpenAI-compatible server "
+              "(start the local one with `python -m citecheck judge-server`)",
+    "anthropic": "set ANTHROPIC_API_KEY",
+    "ollama": "point OLLAMA_HOST at a running Ollama server",
+}
+
+
+class JudgeUnavailable(RuntimeError):
+    """The judge could not answer (unreachable, timeout, 5xx, 401): names the endpoint, never a key."""
+
+
+# ---------------------------------------------------------------- Choice judge (typesafe-sdk)
+
+def choice_question():
+    """The one typed question every Choice call asks."""
+    from typesafe_sdk import Choice
+    return Choice(instructions=CHOICE_INSTRUCTIONS, criteria=dict(CHOICE_CRITERIA))
+
+
+def choice_state(claim: str, source: str) -> dict:
+    return {"claim": claim, "source": source}
+
+
+def _typesafe_client():
+    from typesafe_sdk import RetryPolicy, TypeSafeClient
+    endpoint = config.get("TYPESAFE_ENDPOINT")
+    if endpoint:
+        key = config.get("TYPESAFE_API_KEY") or "local"   # a local server needs no key
+    else:
+        key = config.secret("TYPESAFE_API_KEY", "or set TYPESAFE_ENDPOINT to a Jev-compatible server")
+    return TypeSafeClient(api_key=key, base_url=endpoint or None, model=config.get("TYPESAFE_MODEL"),
+                          timeout=config.judge_timeout(), compression=False if endpoint else None,
+                          retry=RetryPolicy(max_retries=2))
+
+
+def _typesafe_endpoint() -> str:
+    return config.get("TYPESAFE_ENDPOINT") or "https://api.typesafe.ai"
+
+
+def choice_judge(claim: str, source: str, *, cache: Cache | None = None) -> dict:
+    """{relation, confidence, probabilities, model} for one claim against one source text."""
+    from typesafe_sdk import TypeSafeAPIConnectionError, TypeSafeAPIError
+    model = config.get("TYPESAFE_MODEL")
+    state = choice_state(claim, source)
+    question = choice_question()
+    request = {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)}}
+
+    def compute():
+        try:
+            with _typesafe_client() as client:
+                response = client.system_one(state=state, questions={"relation": question})
+        except TypeSafeAPIConnectionError as exc:
+            raise JudgeUnavailable(f"Choice judge at {_typesafe_endpoint()} did not answer "
+                                   f"({type(exc).__name__}); {LIVE_HINT['typesafe']}") from None
+        except TypeSafeAPIError as exc:
+            raise JudgeUnavailable(f"Choice judge at {_typesafe_endpoint()} answered HTTP {exc.status}; "
+                                   f"{LIVE_HINT['typesafe']}") from None
+        answer = response.choices["relation"]
+        result = {"relation": answer.choice, "confidence": answer.confidence,
+                  "probabilities": dict(answer.probabilities)}
+        usage = {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens}
+        return result, usage, response.model
+
+    answer = (cache or default_cache()).call("typesafe.system_one", model, request, compute,
+                                             how_to_run_live=LIVE_HINT["typesafe"])
+    return {**answer, "model": model}
+
+
+# ---------------------------------------------------------------- JSON judge (HTTP providers)
+
+def json_messages(claim: str, passages: list[str]) -> list[dict]:
+    shown = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(passages, 1))
+    return [{"role": "system", "content": JSON_SYSTEM},
+            {"role": "user", "content": f"Claim: {claim}\n\nPassages:\n{shown}"}]
+
+
+def parse_verdict(content: str | None) -> dict:
+    """The model's text -> {label, evidence_quote, confidence, reason}; anything off-contract is not_found."""
+    def invalid(why: str) -> dict:
+        return {"label": "not_found", "evidence_quote": None, "confidence": 0.0, "reason": f"judge_output_invalid: {why}"}
+    text = (content or "").strip()
+    if text.startswith("```"):
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return invalid("not JSON")
+    if not isinstance(data, dict):
+        return invalid("not a JSON object")
+    label, quote, conf = data.get("label"), data.get("evidence_quote"), data.get("confidence")
+    if label not in LABELS:
+        return invalid(f"label {label!r}")
+    if quote is not None and not isinstance(quote, str):
+        return invalid("evidence_quote is not a string or null")
+    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1:
+        return invalid(f"confidence {conf!r}")
+    return {"label": label, "evidence_quote": quote or None, "confidence": float(conf), "reason": None}
+
+
+def _post(url: str, body: dict, headers: dict, provider: str) -> dict:
+    try:
+        response = httpx.post(url, json=body, headers=headers, timeout=config.judge_timeout())
+    except httpx.HTTPError as exc:
+        raise JudgeUnavailable(f"{provider} judge at {url} did not answer ({type(exc).__name__}); "
+                               f"{LIVE_HINT[provider]}") from None
+    if response.status_code != 200:
+        raise JudgeUnavailable(f"{provider} judge at {url} answered HTTP {response.status_code}; "
+                               f"{LIVE_HINT[provider]}")
+    try:
+        return response.json()
+    except ValueError:
+        raise JudgeUnavailable(f"{provider} judge at {url} answered a body that is not JSON") from None
+
+
+def _call_openai(model: str, messages: list[dict]) -> tuple[str, dict, str]:
+    base = config.get("OPENAI_BASE_URL").rstrip("/")
+    local = base != config.DEFAULTS["OPENAI_BASE_URL"]
+    key = config.get("OPENAI_API_KEY") or ("local" if local else config.secret("OPENAI_API_KEY"))
+    body = {"model": model, "messages": messages, "temperature": 0,
+            "response_format": {"type": "json_schema",
+                                "json_schema": {"name": "verdict", "strict": True, "schema": JSON_SCHEMA}}}
+    data = _post(f"{base}/chat/completions", body, {"Authorization": f"Bearer {key}"}, "openai")
+    try:
+        content = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        content = None
+    return content, data.get("usage"), data.get("model", model)
+
+
+def _call_anthropic(model: str, messages: list[dict]) -> tuple[str, dict, str]:
+    key = config.secret("ANTHROPIC_API_KEY")
+    body = {"model": model, "max_tokens": 400, "temperature": 0, "system": messages[0]["content"],
+            "messages": messages[1:]}
+    headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
+    data = _post("https://api.anthropic.com/v1/messages", body, headers, "anthropic")
+    text = "".join(part.get("text", "") for part in data.get("content", []) if isinstance(part, dict))
+    return text, data.get("usage"), data.get("model", model)
+
+
+def _call_ollama(model: str, messages: list[dict]) -> tuple[str, dict, str]:
+    host = config.get("OLLAMA_HOST").rstrip("/")
+    body = {"model": model, "messages": messages, "format": JSON_SCHEMA, "stream": False,
+            "options": {"temperature": 0}}
+    data = _post(f"{host}/api/chat", body, {}, "ollama")
+    usage = {"input_tokens": data.get("prompt_eval_count"), "output_tokens": data.get("eval_count")}
+    return (data.get("message") or {}).get("content"), usage, data.get("model", model)
+
+
+PROVIDERS = {"openai": _call_openai, "anthropic": _call_anthropic, "ollama": _call_ollama}
+
+
+def json_judge(claim: str, passages: list[str], *, cache: Cache | None = None) -> dict:
+    """{label, evidence_quote, confidence, reason, model} from JUDGE_PROVIDER over the passages shown."""
+    provider, model = config.judge_provider(), config.judge_model()
+    messages = json_messages(claim, passages)
+    request = {"messages": messages, "schema": JSON_SCHEMA}
+
+    def compute() -> tuple[Any, dict | None, str]:
+        content, usage, answered_by = PROVIDERS[provider](model, messages)
+        return {"content": content}, usage, answered_by
+
+    answer = (cache or default_cache()).call(f"judge.json/{provider}", model, request, compute,
+                                             how_to_run_live=LIVE_HINT[provider])
+    return {**parse_verdict(answer["content"]), "model": model}

@@ -1,0 +1,97 @@
+"""Find each citation's quote in the source.
+
+Rules:
+- Comparison is on normalised text: typographic quotes folded to ASCII, dashes to '-', every run of
+  whitespace (line wraps included) to one space.
+- `found`: the normalised quote is a verbatim substring of a section (the cited one is tried first).
+  Exact match is the only way to be found.
+- `section-only`: the citation names a section and gives no quote.
+- `misquoted`: not verbatim anywhere, but the closest span of some section scores at least
+  NEAR_MISS (rapidfuzz partial_ratio, 0-100); it is reported with that span and a word-level diff.
+- `missing`: anything else. No model is asked about a missing quote.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz
+
+from .sources import Document
+
+NEAR_MISS = 90.0
+"""partial_ratio score (0-100) from which a non-verbatim quote counts as a misquote, not an invention."""
+
+_FOLD = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
+                       "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'",
+                       "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00a0": " "})
+_SPACE = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    """Fold typographic quotes and dashes, collapse whitespace, strip."""
+    return _SPACE.sub(" ", text.translate(_FOLD)).strip()
+
+
+@dataclass(frozen=True)
+class Match:
+    status: str                 # found | misquoted | missing | section-only
+    section: str | None         # where the quote (or its closest span) was located
+    cited_section: str | None
+    score: float | None = None  # partial_ratio of the closest span, for misquoted/missing
+    closest: str | None = None  # closest source span (normalised) for a near miss
+    diff: str | None = None     # word-level diff quote -> source, for a near miss
+
+    @property
+    def elsewhere(self) -> bool:
+        """The quote was found, but in another section than the one cited."""
+        return self.status == "found" and self.section != self.cited_section
+
+
+def word_diff(quote: str, source: str) -> str:
+    """Word-level diff: [-removed-] {+added+} going from the quote to the source."""
+    a, b = quote.split(), source.split()
+    out: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.extend(a[i1:i2])
+            continue
+        if i2 > i1:
+            out.append("[-" + " ".join(a[i1:i2]) + "-]")
+        if j2 > j1:
+            out.append("{+" + " ".join(b[j1:j2]) + "+}")
+    return " ".join(out)
+
+
+def _closest(quote: str, text: str) -> tuple[float, str]:
+    """Best partial_ratio alignment of `quote` in `text`, widened to whole words."""
+    result = fuzz.partial_ratio_alignment(quote, text)
+    start, end = result.dest_start, result.dest_end
+    while start > 0 and text[start - 1] != " ":
+        start -= 1
+    while end < len(text) and text[end] != " ":
+        end += 1
+    return result.score, text[start:end].strip()
+
+
+def locate(quote: str | None, document: Document, cited_section: str | None = None) -> Match:
+    """Status of one quote against the document (see module rules)."""
+    cited = str(cited_section) if cited_section is not None else None
+    if quote is None or not normalise(quote):
+        return Match("section-only" if cited else "missing", cited, cited)
+    needle = normalise(quote)
+    order = ([cited] if cited in document.sections else []) + [k for k in document.sections if k != cited]
+    normalised = {key: normalise(document.sections[key].text) for key in order}
+    for key in order:
+        if needle in normalised[key]:
+            return Match("found", key, cited)
+    best_key, best_score, best_span = None, -1.0, ""
+    for key in order:
+        score, span = _closest(needle, normalised[key])
+        if score > best_score:
+            best_key, best_score, best_span = key, score, span
+    score = round(best_score, 1)
+    if best_score >= NEAR_MISS:
+        return Match("misquoted", best_key, cited, score, best_span, word_diff(needle, best_span))
+    return Match("missing", None, cited, score)

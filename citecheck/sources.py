@@ -1,0 +1,195 @@
+"""Load a source document and split it into sections that citations can name.
+
+Rules:
+- RFC text: page footers ("Jones, et al. ... [Page N]"), running headers ("RFC 7519 ... May 2015")
+  and form feeds are dropped; a paragraph cut by a page break is joined back together.
+- A numbered section starts at a line "N.", "N.N." ... or "A.", "A.N." (appendices) at column 0;
+  its id is the number without the trailing dot ("4.1.4", "A.1").
+- Markdown: one section per heading; its id is the heading text. Plain text: one section per
+  paragraph (blank-line separated), ids "1", "2", ...
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+FORMATS = ("rfc", "markdown", "text")
+
+_FOOTER = re.compile(r"^\S.*\[Page \d+\]\s*$")
+_HEADER = re.compile(r"^RFC \d+ {2,}.*\S\s*$")
+_HEADING = re.compile(r"^(?P<num>(?:\d+|[A-Z])(?:\.\d+)*)\.\s+(?P<title>\S.*)$")
+_MD_HEADING = re.compile(r"^(#{1,6})\s+(?P<title>.+?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Document:
+    name: str
+    text: str
+    sections: dict[str, Section]
+
+    def summary(self, citations: int | None = None) -> str:
+        """'N characters, M numbered sections[, K citations]' (appendices are not numbered)."""
+        numbered = sum(1 for key in self.sections if key[:1].isdigit())
+        parts = [f"{len(self.text):,} characters", f"{numbered} numbered sections"]
+        if citations is not None:
+            parts.append(f"{citations} citations")
+        return ", ".join(parts)
+
+
+def clean_rfc(raw: str) -> str:
+    """Drop page furniture; join a paragraph that a page break cut in two."""
+    lines = raw.replace("\r\n", "\n").split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _FOOTER.match(line):
+            # skip footer, form feed and running header, and the blank lines around them
+            while out and not out[-1].strip():
+                out.pop()
+            i += 1
+            while i < len(lines) and (not lines[i].strip() or lines[i].strip() == "\f"
+                                      or _HEADER.match(lines[i].replace("\f", ""))):
+                i += 1
+            prev = out[-1].rstrip() if out else ""
+            nxt = lines[i] if i < len(lines) else ""
+            continues = prev and not prev.endswith((".", ":")) and nxt.startswith(" ")
+            if out and not continues:
+                out.append("")
+            continue
+        out.append(line.replace("\f", ""))
+        i += 1
+    return "\n".join(out).strip("\n") + "\n"
+
+
+def _dedent_block(lines: list[str]) -> str:
+    return "\n".join(line[3:] if line.startswith("   ") else line for line in lines).strip("\n")
+
+
+def split_rfc(text: str) -> dict[str, Section]:
+    """Sections of cleaned RFC text in document order; front matter and the TOC are skipped.
+
+    Body text is indented, so every line at column 0 after the TOC is a heading: numbered
+    ("4.1.4."), appendix ("Appendix A." -> "A", "A.1.") or unnumbered (its title is its id).
+    """
+    sections: dict[str, Section] = {}
+    current: tuple[str, str] | None = None
+    body: list[str] = []
+    started = False
+    for line in text.split("\n"):
+        heading = line[:1].strip() and "...." not in line
+        match = _HEADING.match(line.removeprefix("Appendix ")) if heading else None
+        started = started or bool(match and match["num"] == "1")
+        if started and heading:
+            if current:
+                sections[current[0]] = Section(current[0], current[1], _dedent_block(body))
+            current = (match["num"], match["title"].strip()) if match else (line.strip(), line.strip())
+            body = []
+        elif current:
+            body.append(line)
+    if current:
+        sections[current[0]] = Section(current[0], current[1], _dedent_block(body))
+    return sections
+
+
+def split_markdown(text: str) -> dict[str, Section]:
+    """One section per Markdown heading; text before the first heading is section 'preamble'."""
+    sections: dict[str, Section] = {}
+    title, body = "preamble", []
+    in_fence = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        match = None if in_fence else _MD_HEADING.match(line)
+        if match:
+            if "\n".join(body).strip():
+                sections[title] = Section(title, title, "\n".join(body).strip())
+            title, body = match["title"], []
+        else:
+            body.append(line)
+    if "\n".join(body).strip():
+        sections[title] = Section(title, title, "\n".join(body).strip())
+    return sections
+
+
+def split_paragraphs(text: str) -> dict[str, Section]:
+    """One section per blank-line-separated paragraph, numbered from 1."""
+    blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
+    return {str(n): Section(str(n), f"paragraph {n}", block) for n, block in enumerate(blocks, 1)}
+
+
+def load(path: str | Path, fmt: str = "rfc") -> Document:
+    """Read a source file and split it by `fmt` (rfc | markdown | text)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    path = Path(path)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"source file not found: {path}") from None
+    if fmt == "rfc":
+        text = clean_rfc(raw)
+        sections = split_rfc(text)
+    else:
+        text = raw.replace("\r\n", "\n")
+        sections = split_markdown(text) if fmt == "markdown" else split_paragraphs(text)
+    if not sections:
+        raise ValueError(f"{path.name}: no sections found with --format {fmt}")
+    return Document(path.name, text, sections)
+
+
+REQUIRED = ("id", "claim", "quote", "section")
+
+
+class CitationError(ValueError):
+    """One citation is unusable; the message names its id and the field."""
+
+
+def load_citations(path: str | Path, document: Document | None = None) -> tuple[list[dict], list[str]]:
+    """Read citations JSON -> (usable citations, one-line errors naming id and field).
+
+    A file that is not a JSON list raises; a bad citation is reported and the others are kept.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"citations file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path.name} is not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, list):
+        raise ValueError(f"{path.name} must hold a JSON list of citations")
+    good, errors = [], []
+    for n, item in enumerate(data, 1):
+        cid = item.get("id", f"#{n}") if isinstance(item, dict) else f"#{n}"
+        problem = _citation_problem(item, document)
+        if problem:
+            errors.append(f"citation {cid}: {problem}")
+        else:
+            good.append(item)
+    return good, errors
+
+
+def _citation_problem(item, document: Document | None) -> str | None:
+    if not isinstance(item, dict):
+        return "is not a JSON object"
+    for field in REQUIRED:
+        if field not in item:
+            return f"missing field '{field}'"
+    if not isinstance(item["claim"], str) or not item["claim"].strip():
+        return "field 'claim' must be a non-empty string"
+    if item["quote"] is not None and not isinstance(item["quote"], str):
+        return "field 'quote' must be a string or null"
+    section = item["section"]
+    if document is not None and section is not None and str(section) not in document.sections:
+        return f"field 'section' names unknown section {section!r} in {document.name}"
+    return None
