@@ -1,0 +1,80 @@
+"""Shared notebook plumbing: the set-up cell, showing package code, and executing notebooks.
+
+Rules:
+- Every notebook runs from the repository root (its first cell calls `setup()`), so data paths are
+  the same in Jupyter, in `setup.sh`, in `record` and in the reproduction test.
+- Output is reproducible: no absolute paths, no progress bars, floats rounded by pandas options,
+  figures at a fixed size and dpi with no timestamps in their metadata.
+- `execute()` runs a notebook with nbclient in a fresh kernel; offline unless told otherwise.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+QUIET_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1",
+             "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error", "PYTHONHASHSEED": "0"}
+
+
+def setup() -> None:
+    """Run from the repository root, quiet progress bars, fix pandas and matplotlib output."""
+    os.chdir(ROOT)
+    os.environ.update(QUIET_ENV)
+    import matplotlib
+    import pandas as pd
+    matplotlib.rcParams.update({"figure.dpi": 100, "savefig.dpi": 100, "figure.figsize": (7.5, 3.6),
+                                "font.size": 9, "svg.hashsalt": "citecheck"})
+    pd.set_option("display.precision", 3)
+    pd.set_option("display.width", 140)
+    pd.set_option("display.max_colwidth", 70)
+    pd.set_option("display.max_rows", 80)
+    try:
+        ip = get_ipython()  # type: ignore[name-defined]  # noqa: F821
+    except NameError:
+        return
+    ip.run_line_magic("matplotlib", "inline")
+    ip.run_line_magic("config", "InlineBackend.print_figure_kwargs = {'metadata': {'Software': None}}")
+
+
+def show(*objects) -> None:
+    """Print the package's own source of each function or class (the notebook never redefines it)."""
+    for obj in objects:
+        print(inspect.getsource(obj).rstrip() + "\n")
+
+
+def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env: dict | None = None):
+    """Execute one notebook in a fresh kernel from the repository root and return it."""
+    import nbclient
+    import nbformat
+    nb = nbformat.read(str(path), as_version=4)
+    saved = dict(os.environ)
+    os.environ.update(QUIET_ENV)
+    os.environ.update(env or {})
+    os.environ["CITECHECK_OFFLINE"] = "1" if offline else "0"
+    try:
+        client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                         resources={"metadata": {"path": str(ROOT)}})
+        client.execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return nb
+
+
+def notebook_paths() -> list[Path]:
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def execute_all(*, offline: bool = True, save: bool = True, env: dict | None = None) -> list[Path]:
+    """Execute every notebook in order; save each with its outputs when `save`."""
+    import nbformat
+    done = []
+    for path in notebook_paths():
+        nb = execute(path, offline=offline, env=env)
+        if save:
+            nbformat.write(nb, str(path))
+        done.append(path)
+    return done
