@@ -71,6 +71,16 @@ def offline() -> bool:
     return flag("CITECHECK_OFFLINE")
 
 
+LOCAL_MODEL_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+                   "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error"}
+"""Set before a bundled model (MiniLM) is loaded: no hub look-ups, no progress bars."""
+
+
+def use_local_models() -> None:
+    """Write LOCAL_MODEL_ENV into the environment (the one place besides notebook.setup that writes it)."""
+    os.environ.update(LOCAL_MODEL_ENV)
+
+
 def cache_path() -> Path:
     return Path(get("CITECHECK_CACHE"))
 

