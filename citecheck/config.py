@@ -28,6 +28,13 @@ DEFAULTS = {
     "AUDIT_DB": "audit.db",
     "AUTO_ACCEPT": "0.8",
     "CITECHECK_ALLOW_PRIVATE": "0",
+    "CITECHECK_ALLOW_HOSTS": "",
+    "API_MAX_URLS": "10",
+    "API_MAX_CLAIM_CHARS": "2000",
+    "API_MAX_BODY_BYTES": "65536",
+    "API_DEADLINE": "60",
+    "API_CONCURRENCY": "4",
+    "API_QUEUE_TIMEOUT": "5",
 }
 
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}
@@ -114,6 +121,19 @@ def batch_concurrency() -> int:
     if not raw.isdigit() or int(raw) < 1:
         raise ValueError(f"BATCH_CONCURRENCY must be a whole number >= 1, got {raw!r}")
     return int(raw)
+
+
+def positive(name: str, *, integer: bool = False) -> float:
+    """A variable that must be a positive number (a whole one when `integer`); errors name it."""
+    raw = get(name)
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        kind = "a whole number" if integer else "a number"
+        raise ValueError(f"{name} must be {kind} > 0, got {raw!r}") from None
+    if not value > 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
+    return value
 
 
 def judge_provider() -> str:

@@ -1,0 +1,140 @@
+"""netguard: refuse a URL the direct fetcher must not reach (SSRF guard).
+
+Rules:
+- Only http and https, with a host. Anything else (file:, ftp:, gopher:, data:, no host) is refused.
+- The host is resolved (getaddrinfo) and *every* address must be public: loopback, private
+  (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16, fe80::/10), cloud metadata
+  (169.254.169.254, fd00:ec2::254), unspecified, multicast, reserved and any other non-global
+  address refuse the URL. An IPv4 address embedded in IPv6 (::ffff:a.b.c.d, 6to4, Teredo, NAT64) is
+  judged as that IPv4 address.
+- The fetcher calls `check_url` before the first request and again on every redirect hop, so a
+  public page cannot bounce the fetch into the private network.
+- CITECHECK_ALLOW_PRIVATE=1 lifts the address check (the fixture site and tests run on 127.0.0.1);
+  CITECHECK_ALLOW_HOSTS="host:port,..." lifts it for those exact origins only (the dry run allows
+  the fixture site this way). Neither lifts the scheme check.
+
+The resolver is module-level (`resolver`) so tests can swap in a fake DNS; the private allowance
+can also be passed per call.
+"""
+from __future__ import annotations
+
+import ipaddress
+import socket
+from typing import Callable, Iterable
+from urllib.parse import urlsplit
+
+from . import config
+
+ALLOWED_SCHEMES = ("http", "https")
+METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
+    "169.254.169.254",   # AWS, GCP, Azure, OpenStack
+    "fd00:ec2::254",     # AWS over IPv6
+    "100.100.100.200",   # Alibaba Cloud
+))
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class BlockedURL(ValueError):
+    """The URL is refused; `reason` is a short machine-readable word, the message says why."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        self.reason = reason
+        super().__init__(f"blocked ({reason})" + (f": {detail}" if detail else ""))
+
+
+def _system_resolver(host: str, port: int) -> list[str]:
+    """Every address getaddrinfo gives for host:port (both families)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [info[4][0] for info in infos]
+
+
+resolver: Callable[[str, int], Iterable[str]] = _system_resolver
+"""Swap in tests for a fake DNS: (host, port) -> addresses as strings."""
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    if address in NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def classify(address: Address) -> str | None:
+    """Why this address is off-limits ('loopback', 'private', ...), or None when it is public."""
+    if address in METADATA_ADDRESSES:
+        return "metadata"
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(address)
+        if embedded is not None:
+            return classify(embedded)
+        if address.scope_id:
+            return "link_local"
+    for word, test in (("unspecified", address.is_unspecified), ("loopback", address.is_loopback),
+                       ("link_local", address.is_link_local), ("multicast", address.is_multicast),
+                       ("private", address.is_private), ("reserved", address.is_reserved)):
+        if test:
+            return word
+    if not address.is_global:
+        return "not_global"
+    return None
+
+
+def _allowed_origins() -> set[tuple[str, int]]:
+    """CITECHECK_ALLOW_HOSTS as {(host, port)}; a malformed entry is an error naming the variable."""
+    origins = set()
+    for entry in filter(None, (e.strip() for e in config.get("CITECHECK_ALLOW_HOSTS").split(","))):
+        host, sep, port = entry.rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ValueError(f"CITECHECK_ALLOW_HOSTS entries must be host:port, got {entry!r}")
+        origins.add((host.strip("[]").lower(), int(port)))
+    return origins
+
+
+def check_url(url: str, *, allow_private: bool | None = None) -> None:
+    """Raise BlockedURL unless `url` is http(s) and every address its host resolves to is public.
+
+    `allow_private` defaults to CITECHECK_ALLOW_PRIVATE.
+    """
+    if not isinstance(url, str):
+        raise BlockedURL("bad_url", "not a string")
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise BlockedURL("bad_url", str(exc)) from None
+    scheme = parts.scheme.lower()
+    if scheme not in ALLOWED_SCHEMES:
+        raise BlockedURL("scheme", f"only http and https are fetched, not {scheme or 'no scheme'!r}")
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        raise BlockedURL("bad_url", "no host")
+    port = port if port is not None else (443 if scheme == "https" else 80)
+    if allow_private is None:
+        allow_private = config.flag("CITECHECK_ALLOW_PRIVATE")
+    if allow_private or (host.lower(), port) in _allowed_origins():
+        return
+    try:
+        literal = ipaddress.ip_address(host)
+    except ValueError:
+        literal = None
+    if literal is not None:
+        addresses = [literal]
+    else:
+        try:
+            addresses = [ipaddress.ip_address(a.split("%")[0]) for a in resolver(host, port)]
+        except (OSError, UnicodeError) as exc:
+            raise BlockedURL("dns", f"{host} does not resolve ({exc.__class__.__name__})") from None
+        if not addresses:
+            raise BlockedURL("dns", f"{host} does not resolve")
+    for address in addresses:
+        why = classify(address)
+        if why is not None:
+            raise BlockedURL(why, f"{host} resolves to {address}, a {why.replace('_', '-')} address; "
+                                  "set CITECHECK_ALLOW_PRIVATE=1 to allow it")
