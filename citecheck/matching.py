@@ -27,11 +27,13 @@ _FOLD = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"
                        "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'",
                        "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00a0": " "})
 _SPACE = re.compile(r"\s+")
+_WRAPPED_HYPHEN = re.compile(r"(?<=\w)-\n\s*(?=\w)")
 
 
 def normalise(text: str) -> str:
-    """Fold typographic quotes and dashes, collapse whitespace, strip."""
-    return _SPACE.sub(" ", text.translate(_FOLD)).strip()
+    """Fold typographic quotes and dashes, rejoin words wrapped at a hyphen ("case-\\nsensitive"
+    -> "case-sensitive"), collapse whitespace, strip."""
+    return _SPACE.sub(" ", _WRAPPED_HYPHEN.sub("-", text.translate(_FOLD))).strip()
 
 
 @dataclass(frozen=True)
@@ -64,14 +66,25 @@ def word_diff(quote: str, source: str) -> str:
     return " ".join(out)
 
 
+def _word_starts(text: str, lo: int, hi: int) -> list[int]:
+    return [i for i in range(max(lo, 0), min(hi, len(text)) + 1) if i == 0 or text[i - 1] == " "]
+
+
+def _word_ends(text: str, lo: int, hi: int) -> list[int]:
+    return [i for i in range(max(lo, 0), min(hi, len(text)) + 1) if i == len(text) or text[i] == " "]
+
+
 def _closest(quote: str, text: str) -> tuple[float, str]:
-    """Best partial_ratio alignment of `quote` in `text`, widened to whole words."""
+    """Best partial_ratio alignment of `quote` in `text`, then the whole-word span around it whose
+    full ratio to the quote is highest (an inserted or dropped word changes the span's length)."""
     result = fuzz.partial_ratio_alignment(quote, text)
-    start, end = result.dest_start, result.dest_end
-    while start > 0 and text[start - 1] != " ":
-        start -= 1
-    while end < len(text) and text[end] != " ":
-        end += 1
+    slack = max(8, len(quote) // 5)
+    starts = _word_starts(text, result.dest_start - slack, result.dest_start + slack)
+    ends = _word_ends(text, result.dest_end - slack, result.dest_end + slack)
+    pairs = [(start, end) for start in starts for end in ends if end > start]
+    if not pairs:
+        return result.score, text[result.dest_start:result.dest_end]
+    start, end = max(pairs, key=lambda p: (fuzz.ratio(quote, text[p[0]:p[1]]), -p[0]))
     return result.score, text[start:end].strip()
 
 
