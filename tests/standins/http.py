@@ -1,0 +1,62 @@
+"""A tiny threaded HTTP server on 127.0.0.1 that stand-ins build on: a handler function per request."""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+class Recorded:
+    """One request the stand-in received."""
+
+    def __init__(self, method: str, path: str, headers: dict, body: bytes):
+        self.method, self.path, self.headers, self.body = method, path, headers, body
+
+    def json(self):
+        return json.loads(self.body.decode("utf-8"))
+
+
+class StandIn:
+    """`with StandIn(handler) as server:` serves on 127.0.0.1:<ephemeral>; `server.url`, `server.requests`.
+
+    `handler(request: Recorded) -> (status, headers: dict, body: bytes | str | dict)`.
+    """
+
+    def __init__(self, handler: Callable[[Recorded], tuple[int, dict, object]]):
+        self.handler = handler
+        self.requests: list[Recorded] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                request = Recorded(self.command, self.path, dict(self.headers), self.rfile.read(length))
+                outer.requests.append(request)
+                status, headers, body = outer.handler(request)
+                if isinstance(body, (dict, list)):
+                    body = json.dumps(body)
+                    headers = {"Content-Type": "application/json", **headers}
+                data = body.encode("utf-8") if isinstance(body, str) else (body or b"")
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _serve
+
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self):
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,82 @@
+"""The Choice judge through the unmodified typesafe-sdk against a Jev-compatible stand-in."""
+import json
+
+import pytest
+
+from citecheck import judges
+from citecheck.cache import default_cache
+from standins.jev import jev_standin
+
+PROBS = {"supports": 0.7, "contradicts": 0.1, "says_nothing": 0.2}
+
+
+def test_request_the_sdk_sends_and_the_answer(monkeypatch):
+    with jev_standin(PROBS) as server:
+        monkeypatch.setenv("TYPESAFE_ENDPOINT", server.url)
+        result = judges.choice_judge("the claim", "the source text")
+        [request] = server.requests
+    assert request.path == "/v1/systemone" and request.method == "POST"
+    assert request.headers["Authorization"] == "Bearer local"
+    body = request.json()
+    assert body["state"] == {"claim": "the claim", "source": "the source text"}
+    assert body["questions"]["relation"]["type"] == "choice"
+    assert list(body["questions"]["relation"]["criteria"]) == list(judges.RELATIONS)
+    assert result["relation"] == "supports" and result["confidence"] == 0.7
+    assert result["probabilities"] == PROBS
+
+
+def test_answer_is_cached_and_stamped_with_the_answering_model(monkeypatch, tmp_path):
+    with jev_standin(PROBS, model="jev-2026-10") as server:
+        monkeypatch.setenv("TYPESAFE_ENDPOINT", server.url)
+        first = judges.choice_judge("c", "s")
+        second = judges.choice_judge("c", "s")
+        assert len(server.requests) == 1
+    assert first == second
+    entry = next(iter(json.loads(default_cache().path.read_text()).values()))
+    assert entry["model"] == "jev-2026-10" and entry["usage"] == {"input_tokens": 42, "output_tokens": 1}
+
+
+def test_a_changed_question_misses_the_cache(monkeypatch):
+    with jev_standin(PROBS) as server:
+        monkeypatch.setenv("TYPESAFE_ENDPOINT", server.url)
+        judges.choice_judge("c", "s")
+        monkeypatch.setitem(judges.CHOICE_CRITERIA, "supports", "reworded")
+        judges.choice_judge("c", "s")
+        assert len(server.requests) == 2
+
+
+def test_hosted_key_is_sent_and_never_printed(monkeypatch):
+    with jev_standin(status=401) as server:
+        monkeypatch.setenv("TYPESAFE_BASE_URL", server.url)   # the SDK's own routing variable
+        monkeypatch.setenv("TYPESAFE_API_KEY", "sk-test-SECRET-123")
+        with pytest.raises(judges.JudgeUnavailable) as err:
+            judges.choice_judge("c", "s")
+        assert server.requests[0].headers["Authorization"] == "Bearer sk-test-SECRET-123"
+    assert "401" in str(err.value) and "SECRET" not in str(err.value)
+
+
+def test_no_key_and_no_endpoint_names_the_variable():
+    with pytest.raises(Exception) as err:
+        judges.choice_judge("c", "s")
+    assert "TYPESAFE_API_KEY" in str(err.value) and "TYPESAFE_ENDPOINT" in str(err.value)
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_server_errors_name_the_endpoint(monkeypatch, status):
+    with jev_standin(status=status) as server:
+        monkeypatch.setenv("TYPESAFE_ENDPOINT", server.url)
+        with pytest.raises(judges.JudgeUnavailable) as err:
+            judges.choice_judge("c", "s")
+    assert server.url in str(err.value) and str(status) in str(err.value)
+    assert "TYPESAFE_ENDPOINT" in str(err.value)
+
+
+def test_unreachable_and_timeout(monkeypatch):
+    monkeypatch.setenv("TYPESAFE_ENDPOINT", "http://127.0.0.1:9")
+    with pytest.raises(judges.JudgeUnavailable, match="did not answer"):
+        judges.choice_judge("c", "s")
+    with jev_standin(PROBS, delay=1.5) as server:
+        monkeypatch.setenv("TYPESAFE_ENDPOINT", server.url)
+        monkeypatch.setenv("JUDGE_TIMEOUT", "0.3")
+        with pytest.raises(judges.JudgeUnavailable, match="did not answer"):
+            judges.choice_judge("c", "s")
