@@ -136,5 +136,6 @@ def check_url(url: str, *, allow_private: bool | None = None) -> None:
     for address in addresses:
         why = classify(address)
         if why is not None:
-            raise BlockedURL(why, f"{host} resolves to {address}, a {why.replace('_', '-')} address; "
-                                  "set CITECHECK_ALLOW_PRIVATE=1 to allow it")
+            via = "" if literal is not None else f" resolves to {address}, which"
+            raise BlockedURL(why, f"{host}{via} is a {why.replace('_', '-')} address, not fetched "
+                                  "(CITECHECK_ALLOW_PRIVATE=1 allows it)")

@@ -1,0 +1,320 @@
+"""api: the `/verify` HTTP service — validate, bound, delegate to the same `verify_claim` as the CLI.
+
+Rules:
+- `POST /verify {"claim", "urls"}` answers the CLI's `verify` JSON. The HTTP layer validates and
+  delegates; it never judges a citation itself.
+- Statuses: 200 a verdict (an upstream failure is a labelled citation, not an error); 413 a body over
+  API_MAX_BODY_BYTES (checked before parsing); 422 a bad body (not JSON, unknown field, empty
+  claim, claim over API_MAX_CLAIM_CHARS, 0 or more than API_MAX_URLS urls, a non-http(s) url);
+  429 no free slot within API_QUEUE_TIMEOUT seconds (Retry-After says when to retry); 503 a
+  required setting is missing (the body names the variable, never a value); 504 the verification
+  took longer than API_DEADLINE seconds.
+- At most API_CONCURRENCY verifications run at once; a slot is held until its work really ends,
+  even after a 504, so the bound holds.
+- Nothing secret is echoed: error texts pass through `config.redact`, request bodies are never
+  logged, and 422 details carry no input.
+- `serve` binds 127.0.0.1 by default; `serve --dry-run` replays the cache (CITECHECK_OFFLINE=1)
+  against the fixture site, so it answers with no keys and no network.
+"""
+
+import argparse
+import asyncio
+import concurrent.futures
+import logging
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Literal
+from urllib.parse import urlsplit
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+
+from . import config
+
+log = logging.getLogger("citecheck.api")
+
+Label = Literal["supported", "contradicted", "not_found", "unreachable"]
+MAX_URL_CHARS = 2048
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The service's bounds; `from_config()` reads them from the API_* variables."""
+    max_urls: int = 10
+    max_claim_chars: int = 2000
+    max_body_bytes: int = 65536
+    deadline: float = 60.0
+    concurrency: int = 4
+    queue_timeout: float = 5.0
+
+    @classmethod
+    def from_config(cls) -> "Limits":
+        return cls(max_urls=int(config.positive("API_MAX_URLS", integer=True)),
+                   max_claim_chars=int(config.positive("API_MAX_CLAIM_CHARS", integer=True)),
+                   max_body_bytes=int(config.positive("API_MAX_BODY_BYTES", integer=True)),
+                   deadline=config.positive("API_DEADLINE"),
+                   concurrency=int(config.positive("API_CONCURRENCY", integer=True)),
+                   queue_timeout=config.positive("API_QUEUE_TIMEOUT"))
+
+
+class Citation(BaseModel):
+    url: str
+    label: Label
+    evidence_quote: str | None = None
+    confidence: float | None = None
+    final_url: str | None = None
+    original_status: int | None = None
+    rid: str | None = None
+    reason: str | None = None
+
+
+class Verdict(BaseModel):
+    claim: str
+    overall: Label
+    citations: list[Citation]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    offline: bool
+    limits: dict[str, int | float]
+
+
+class Problem(BaseModel):
+    detail: str
+
+
+class _RequestBase(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+    @field_validator("claim", check_fields=False)
+    @classmethod
+    def _not_blank(cls, claim: str) -> str:
+        if not claim.strip():
+            raise ValueError("claim is blank")
+        return claim
+
+    @field_validator("urls", check_fields=False)
+    @classmethod
+    def _http_urls(cls, urls: list[str]) -> list[str]:
+        for index, url in enumerate(urls):
+            if len(url) > MAX_URL_CHARS:
+                raise ValueError(f"urls[{index}] is longer than {MAX_URL_CHARS} characters")
+            try:
+                parts = urlsplit(url)
+                parts.port  # noqa: B018  (raises on a bad port)
+            except ValueError as exc:
+                raise ValueError(f"urls[{index}] is not a valid URL ({exc})") from None
+            if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"urls[{index}] must be an http or https URL with a host")
+        return urls
+
+
+def _request_model(limits: Limits) -> type[BaseModel]:
+    """The body schema with this app's limits, so /openapi.json states them."""
+    return create_model(
+        "VerifyRequest", __base__=_RequestBase,
+        claim=(str, Field(min_length=1, max_length=limits.max_claim_chars,
+                          json_schema_extra={"pattern": r"\S"}, description="the sentence to check (not blank)")),
+        urls=(list[str], Field(min_length=1, max_length=limits.max_urls,
+                               json_schema_extra={"items": {"type": "string", "maxLength": MAX_URL_CHARS,
+                                                            "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://"}},
+                               description="the URLs cited for the claim (http or https)")),
+    )
+
+
+class BodyLimit:
+    """ASGI middleware: refuse a body over `max_bytes` with 413 before anything parses it."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None:
+            if not declared.strip().isdigit():
+                return await _problem(send, 400, "Content-Length is not a whole number")
+            if int(declared) > self.max_bytes:
+                return await self._too_large(send)
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away before sending its body
+            size += len(message.get("body", b""))
+            if size > self.max_bytes:
+                return await self._too_large(send)
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        return await self.app(scope, replay, send)
+
+    async def _too_large(self, send):
+        return await _problem(send, 413, f"request body is larger than {self.max_bytes} bytes "
+                                         "(API_MAX_BODY_BYTES)")
+
+
+class AccessLog:
+    """ASGI middleware: one log line per request (method, path, status, seconds), never a body."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started, status = time.perf_counter(), 0
+
+        async def send_and_note(message):
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_note)
+        finally:
+            log.info("%s %s -> %d in %.3f s", scope.get("method", ""), config.redact(scope.get("path", "")), status,
+                     time.perf_counter() - started)
+
+
+async def _problem(send, status: int, detail: str) -> None:
+    body = JSONResponse({"detail": detail}).body
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _default_verify(claim: str, urls: list[str]) -> dict:
+    from .verify import verify_claim  # imported on first use: it loads the retrieval model
+    return verify_claim(claim, urls)
+
+
+def _upstream_errors() -> tuple[type[BaseException], ...]:
+    """Failures of the outside world that become a labelled verdict instead of an error status."""
+    from .cache import CacheMiss
+    return (CacheMiss,)
+
+
+def unreachable_verdict(claim: str, urls: list[str], reason: str) -> dict:
+    """Every citation unreachable for one stated reason (e.g. cache_miss in a dry run)."""
+    citations = [{"url": url, "label": "unreachable", "evidence_quote": None, "confidence": None,
+                  "final_url": None, "original_status": None, "rid": None, "reason": reason} for url in urls]
+    return {"claim": claim, "overall": "unreachable", "citations": citations}
+
+
+def create_app(verify: Callable[[str, list[str]], dict] | None = None, *,
+               limits: Limits | None = None) -> FastAPI:
+    """The ASGI app. `verify` defaults to citecheck.verify.verify_claim (tests pass a fake)."""
+    limits = limits or Limits.from_config()
+    verify = verify or _default_verify
+    VerifyRequest = _request_model(limits)
+    workers = concurrent.futures.ThreadPoolExecutor(max_workers=limits.concurrency,
+                                                    thread_name_prefix="verify")
+    slots = asyncio.Semaphore(limits.concurrency)
+
+    app = FastAPI(title="citecheck", version="0.1.0",
+                  description="Verify an LLM's cited URLs against a claim (the live-web flow).")
+    app.state.limits = limits
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_body(request: Request, exc: RequestValidationError):
+        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+                  for e in exc.errors()]
+        return JSONResponse({"detail": errors}, status_code=422)
+
+    @app.get("/health", response_model=Health)
+    async def health() -> dict:
+        """Liveness, whether the cache is replay-only, and the limits in force."""
+        return {"status": "ok", "offline": config.offline(),
+                "limits": {k: v for k, v in vars(limits).items()}}
+
+    error_docs = {413: {"model": Problem, "description": "body over API_MAX_BODY_BYTES"},
+                  429: {"model": Problem, "description": "no free slot within API_QUEUE_TIMEOUT"},
+                  503: {"model": Problem, "description": "a required setting is missing (named)"},
+                  504: {"model": Problem, "description": "took longer than API_DEADLINE"}}
+
+    @app.post("/verify", response_model=Verdict, responses=error_docs)
+    async def verify_endpoint(body: VerifyRequest) -> dict:  # type: ignore[valid-type]
+        """Verify one claim against its cited URLs; one label per URL and one overall label."""
+        claim, urls = body.claim, list(body.urls)
+        try:
+            await asyncio.wait_for(slots.acquire(), timeout=limits.queue_timeout)
+        except TimeoutError:
+            return JSONResponse({"detail": f"busy: {limits.concurrency} verifications are running; "
+                                           "retry later (API_CONCURRENCY)"}, status_code=429,
+                                headers={"Retry-After": str(max(1, math.ceil(limits.queue_timeout)))})
+        try:
+            work = asyncio.get_running_loop().run_in_executor(workers, verify, claim, urls)
+        except BaseException:
+            slots.release()
+            raise
+        work.add_done_callback(lambda _: slots.release())
+        try:
+            return await asyncio.wait_for(asyncio.shield(work), timeout=limits.deadline)
+        except TimeoutError:
+            return JSONResponse({"detail": f"verification took longer than {limits.deadline:g} s "
+                                           "(API_DEADLINE)"}, status_code=504)
+        except config.MissingSetting as exc:
+            log.warning("503: %s", config.redact(str(exc)))
+            return JSONResponse({"detail": config.redact(str(exc))}, status_code=503)
+        except _upstream_errors() as exc:
+            log.warning("upstream failure, labelled: %s", config.redact(str(exc)))
+            return unreachable_verdict(claim, urls, "cache_miss")
+        except Exception as exc:
+            log.error("verify failed: %s: %s", type(exc).__name__, config.redact(str(exc)))
+            return JSONResponse({"detail": f"internal error ({type(exc).__name__}); see the server log"},
+                                status_code=500)
+
+    app.add_middleware(BodyLimit, max_bytes=limits.max_body_bytes)
+    app.add_middleware(AccessLog)
+    return app
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="replay json_cache.json against the fixture site: no keys, no network")
+    parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted. --dry-run: CITECHECK_OFFLINE=1 plus the fixture site on loopback."""
+    import uvicorn
+
+    if not 0 < args.port < 65536:
+        raise ValueError(f"--port must be between 1 and 65535, got {args.port}")
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    if args.dry_run:
+        _start_dry_run()
+    app = create_app()
+    if args.host not in ("127.0.0.1", "::1", "localhost"):
+        print(f"citecheck serve: binding {args.host}: reachable from the network, not only this machine",
+              file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def _start_dry_run() -> None:
+    """Replay only, and let the fetcher reach the fixture site (and nothing else private)."""
+    os.environ["CITECHECK_OFFLINE"] = "1"
+    print("citecheck serve: dry run: replaying the cache (CITECHECK_OFFLINE=1)", file=sys.stderr)
