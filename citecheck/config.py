@@ -18,6 +18,7 @@ DEFAULTS = {
     "TYPESAFE_MODEL": LOCAL_MODEL,
     "JUDGE_TIMEOUT": "120",
     "OPENAI_BASE_URL": "https://api.openai.com/v1",
+    "ANTHROPIC_BASE_URL": "https://api.anthropic.com",
     "OLLAMA_HOST": "http://127.0.0.1:11434",
     "JUDGE_PROVIDER": "openai",
     "JUDGE_MODEL": "",

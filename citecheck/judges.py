@@ -186,7 +186,7 @@ def _call_anthropic(model: str, messages: list[dict]) -> tuple[str, dict, str]:
     body = {"model": model, "max_tokens": 400, "temperature": 0, "system": messages[0]["content"],
             "messages": messages[1:]}
     headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
-    data = _post("https://api.anthropic.com/v1/messages", body, headers, "anthropic")
+    data = _post(f"{config.get('ANTHROPIC_BASE_URL').rstrip('/')}/v1/messages", body, headers, "anthropic")
     text = "".join(part.get("text", "") for part in data.get("content", []) if isinstance(part, dict))
     return text, data.get("usage"), data.get("model", model)
 

@@ -1,0 +1,180 @@
+"""The JSON judge over its three providers, each against a stand-in on 127.0.0.1."""
+import json
+
+import pytest
+from judge_standin import MODEL, JudgeStandIn, free_port, verdict_json
+
+from citecheck import judges
+from citecheck.cache import Cache, CacheMiss
+
+KEY = "sk-test-secret-0123456789"
+CLAIM = "Water boils at 100 °C at sea level."
+PASSAGES = ["Pure water boils at 100 °C at sea level.", "Denver is a mile high."]
+PROVIDERS = ["openai", "anthropic", "ollama"]
+
+
+@pytest.fixture
+def judge(monkeypatch, tmp_path):
+    with JudgeStandIn() as standin:
+        for name in ("JUDGE_MODEL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CITECHECK_OFFLINE"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("CITECHECK_CACHE", str(tmp_path / "cache.json"))
+        monkeypatch.setenv("OPENAI_BASE_URL", standin.url + "/v1")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.url)
+        monkeypatch.setenv("OLLAMA_HOST", standin.url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        standin.cache = Cache(tmp_path / "cache.json")
+        yield standin
+
+
+def ask(judge, provider, monkeypatch):
+    monkeypatch.setenv("JUDGE_PROVIDER", provider)
+    return judges.json_judge(CLAIM, PASSAGES, cache=judge.cache)
+
+
+def test_openai_request_shape(judge, monkeypatch):
+    ask(judge, "openai", monkeypatch)
+    (request,) = judge.requests
+    body = request["json"]
+    assert request["path"] == "/v1/chat/completions"
+    assert request["headers"]["Authorization"] == f"Bearer {KEY}"
+    assert body["model"] == judges.config.LOCAL_MODEL and body["temperature"] == 0
+    assert body["response_format"] == {"type": "json_schema", "json_schema": {
+        "name": "verdict", "strict": True, "schema": judges.JSON_SCHEMA}}
+    assert body["messages"] == judges.json_messages(CLAIM, PASSAGES)
+
+
+def test_the_prompt_numbers_the_passages_and_states_the_contract():
+    system, user = judges.json_messages(CLAIM, PASSAGES)
+    assert system["role"] == "system" and "copied exactly from the passages" in system["content"]
+    assert user["content"] == (f"Claim: {CLAIM}\n\nPassages:\n[1] {PASSAGES[0]}\n\n[2] {PASSAGES[1]}")
+
+
+def test_schema_is_strict():
+    schema = judges.JSON_SCHEMA
+    assert schema["additionalProperties"] is False
+    assert set(schema["required"]) == {"label", "evidence_quote", "confidence"}
+    assert schema["properties"]["label"]["enum"] == ["supported", "contradicted", "not_found"]
+
+
+def test_anthropic_request_shape(judge, monkeypatch):
+    ask(judge, "anthropic", monkeypatch)
+    (request,) = judge.requests
+    body = request["json"]
+    assert request["path"] == "/v1/messages"
+    assert request["headers"]["x-api-key"] == KEY and request["headers"]["anthropic-version"] == "2023-06-01"
+    assert body["model"] == "claude-3-5-haiku-latest" and body["temperature"] == 0
+    messages = judges.json_messages(CLAIM, PASSAGES)
+    assert body["system"] == messages[0]["content"] and body["messages"] == messages[1:]
+
+
+def test_ollama_request_shape(judge, monkeypatch):
+    ask(judge, "ollama", monkeypatch)
+    (request,) = judge.requests
+    body = request["json"]
+    assert request["path"] == "/api/chat"
+    assert body["format"] == judges.JSON_SCHEMA and body["stream"] is False
+    assert body["messages"] == judges.json_messages(CLAIM, PASSAGES)
+    assert body["model"] == "llama3.1"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_valid_answer_is_parsed_and_cached_with_the_answering_model(judge, monkeypatch, provider):
+    judge.content = verdict_json("supported", PASSAGES[0], 0.93)
+    out = ask(judge, provider, monkeypatch)
+    assert out["label"] == "supported" and out["evidence_quote"] == PASSAGES[0]
+    assert out["confidence"] == 0.93 and out["reason"] is None
+    assert ask(judge, provider, monkeypatch) == out and len(judge.requests) == 1   # replayed
+    (entry,) = json.loads(judge.cache.path.read_text()).values()
+    assert entry["model"] == MODEL and entry["function"] == f"judge.json/{provider}"
+    assert KEY not in judge.cache.path.read_text()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("content, why", [
+    ("I think it is supported.", "not JSON"),
+    ("[1, 2]", "not a JSON object"),
+    (verdict_json("verified", None, 0.5), "label 'verified'"),
+    (verdict_json("supported", None, 1.5), "confidence 1.5"),
+    (json.dumps({"label": "supported", "evidence_quote": 3, "confidence": 0.5}), "evidence_quote"),
+    (json.dumps({"label": "supported", "evidence_quote": None, "confidence": True}), "confidence True"),
+    ("", "not JSON"),
+])
+def test_malformed_output_becomes_not_found_with_a_reason(judge, monkeypatch, provider, content, why):
+    judge.content = content
+    out = ask(judge, provider, monkeypatch)
+    assert out["label"] == "not_found" and out["evidence_quote"] is None and out["confidence"] == 0.0
+    assert out["reason"].startswith("judge_output_invalid") and why in out["reason"]
+
+
+def test_fenced_json_is_accepted(judge, monkeypatch):
+    judge.content = "```json\n" + verdict_json("contradicted", PASSAGES[0], 0.8) + "\n```"
+    assert ask(judge, "openai", monkeypatch)["label"] == "contradicted"
+
+
+def test_openai_answer_without_choices_is_invalid_not_a_crash(judge, monkeypatch):
+    judge.raw = json.dumps({"model": MODEL, "choices": []}).encode()
+    assert ask(judge, "openai", monkeypatch)["reason"].startswith("judge_output_invalid")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("status", [401, 500, 503])
+def test_http_errors_raise_judge_unavailable_naming_the_endpoint(judge, monkeypatch, provider, status):
+    judge.status = status
+    with pytest.raises(judges.JudgeUnavailable) as err:
+        ask(judge, provider, monkeypatch)
+    message = str(err.value)
+    assert f"HTTP {status}" in message and judge.url in message and KEY not in message
+    assert len(judge.cache) == 0    # a failure is never recorded
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_timeout_raises_judge_unavailable(judge, monkeypatch, provider):
+    monkeypatch.setenv("JUDGE_TIMEOUT", "0.3")
+    judge.delay = 1.5
+    with pytest.raises(judges.JudgeUnavailable, match="did not answer") as err:
+        ask(judge, provider, monkeypatch)
+    assert judge.url in str(err.value) and KEY not in str(err.value)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_unreachable_raises_judge_unavailable(judge, monkeypatch, provider):
+    dead = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setenv("OPENAI_BASE_URL", dead + "/v1")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", dead)
+    monkeypatch.setenv("OLLAMA_HOST", dead)
+    with pytest.raises(judges.JudgeUnavailable) as err:
+        ask(judge, provider, monkeypatch)
+    assert dead in str(err.value) and KEY not in str(err.value)
+
+
+def test_body_that_is_not_json_raises_judge_unavailable(judge, monkeypatch):
+    judge.raw = b"<html>gateway</html>"
+    with pytest.raises(judges.JudgeUnavailable, match="not JSON"):
+        ask(judge, "openai", monkeypatch)
+
+
+def test_offline_replays_and_a_miss_names_the_call(judge, monkeypatch):
+    first = ask(judge, "openai", monkeypatch)
+    monkeypatch.setenv("CITECHECK_OFFLINE", "1")
+    assert ask(judge, "openai", monkeypatch) == first
+    with pytest.raises(CacheMiss, match="judge.json/openai.*OPENAI_BASE_URL"):
+        judges.json_judge("another claim", PASSAGES, cache=judge.cache)
+    assert len(judge.requests) == 1
+
+
+def test_changed_passages_miss_the_cache(judge, monkeypatch):
+    ask(judge, "openai", monkeypatch)
+    monkeypatch.setenv("JUDGE_PROVIDER", "openai")
+    judges.json_judge(CLAIM, PASSAGES[:1], cache=judge.cache)
+    assert len(judge.requests) == 2
+
+
+def test_openai_needs_a_key_only_for_the_hosted_endpoint(judge, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    ask(judge, "openai", monkeypatch)
+    assert judge.requests[0]["headers"]["Authorization"] == "Bearer local"
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    with pytest.raises(judges.config.MissingSetting, match="OPENAI_API_KEY"):
+        judges.json_judge("other", PASSAGES, cache=judge.cache)
