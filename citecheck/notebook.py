@@ -64,6 +64,33 @@ def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env:
     return nb
 
 
+def _outputs(cell) -> list[dict]:
+    """A code cell's outputs without execution counts or metadata."""
+    kept = []
+    for out in cell.get("outputs", []):
+        if out["output_type"] == "stream":
+            kept.append({"stream": out["name"], "text": out["text"]})
+        elif out["output_type"] in ("display_data", "execute_result"):
+            kept.append({"data": dict(out["data"])})
+        else:
+            kept.append({"error": out.get("ename"), "value": out.get("evalue")})
+    return kept
+
+
+def differences(executed, committed) -> list[str]:
+    """Code cells whose outputs (text and images) differ, as 'cell N: <first differing kind>'."""
+    new = [c for c in executed.cells if c.cell_type == "code"]
+    old = [c for c in committed.cells if c.cell_type == "code"]
+    if len(new) != len(old):
+        return [f"{len(new)} code cells executed, {len(old)} committed"]
+    found = []
+    for n, (a, b) in enumerate(zip(new, old), 1):
+        if _outputs(a) != _outputs(b):
+            kinds = sorted({k for o in _outputs(a) + _outputs(b) for k in o.get("data", {"text": 0})})
+            found.append(f"code cell {n}: outputs differ ({', '.join(kinds)})")
+    return found
+
+
 def notebook_paths() -> list[Path]:
     return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
@@ -78,3 +105,33 @@ def execute_all(*, offline: bool = True, save: bool = True, env: dict | None = N
             nbformat.write(nb, str(path))
         done.append(path)
     return done
+
+
+def main() -> int:
+    """Re-execute every notebook offline into build/notebooks/ and say whether each reproduces."""
+    import sys
+    import time
+
+    import nbformat
+    out_dir = ROOT / "build" / "notebooks"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for path in notebook_paths():
+        started = time.perf_counter()
+        try:
+            nb = execute(path)
+        except Exception as exc:  # a failing cell: say which notebook and why, keep going
+            print(f"{path.name}: FAILED: {str(exc).strip().splitlines()[-1]}")
+            failed += 1
+            continue
+        nbformat.write(nb, str(out_dir / path.name))
+        diffs = differences(nb, nbformat.read(str(path), as_version=4))
+        verdict = "identical to the committed outputs" if not diffs else "DIFFERS: " + "; ".join(diffs)
+        print(f"{path.name}: {time.perf_counter() - started:5.1f} s, {verdict}")
+        failed += bool(diffs)
+    print(f"executed notebooks are in {out_dir.relative_to(ROOT)}/ (open them with `jupyter lab` or any viewer)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

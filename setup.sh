@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Set up citecheck and run the cookbook offline: create .venv if missing, install the pinned
+# requirements (CPU-only), re-execute every notebook from json_cache.json with no key and no
+# network, and print where the executed notebooks are plus a one-screen summary.
+#   bash setup.sh                 set up and run the cookbook
+#   bash setup.sh --install-only  set up only (used by test.sh)
+set -euo pipefail
+cd "$(dirname "$0")"
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+stamp=.venv/.citecheck-requirements
+want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "installing requirements into .venv (first time: a few minutes)…"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r requirements.txt
+  echo "$want" > "$stamp"
+fi
+[ "${1:-}" = "--install-only" ] && exit 0
+
+export CITECHECK_OFFLINE=1 HF_HUB_OFFLINE=1 TQDM_DISABLE=1 HF_HUB_DISABLE_PROGRESS_BARS=1
+echo "== re-executing the notebooks offline from json_cache.json"
+status=0
+.venv/bin/python -m citecheck.notebook || status=$?
+echo "== summary"
+.venv/bin/python -m citecheck check --source data/rfc7519.txt --citations data/citations.json || status=$?
+if [ -f data/claims.jsonl ]; then
+  .venv/bin/python -m citecheck batch data/claims.jsonl --out build/report.csv || status=$?
+fi
+exit $status
