@@ -159,7 +159,7 @@ def default_cache() -> Cache:
 
 def models_used(cache: Cache | None = None) -> list[dict]:
     """Which models answered the recorded calls, how many each, and the date range."""
-    cache = cache or default_cache()
+    cache = cache if cache is not None else default_cache()
     rows: dict[tuple, dict] = {}
     for entry in cache.entries().values():
         row = rows.setdefault((entry["function"], entry["model"]),

@@ -115,7 +115,7 @@ def choice_judge(claim: str, source: str, *, cache: Cache | None = None) -> dict
         usage = {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens}
         return result, usage, response.model
 
-    answer = (cache or default_cache()).call("typesafe.system_one", model, request, compute,
+    answer = (cache if cache is not None else default_cache()).call("typesafe.system_one", model, request, compute,
                                              how_to_run_live=LIVE_HINT["typesafe"])
     return {**answer, "model": model}
 
@@ -213,6 +213,6 @@ def json_judge(claim: str, passages: list[str], *, cache: Cache | None = None) -
         content, usage, answered_by = PROVIDERS[provider](model, messages)
         return {"content": content}, usage, answered_by
 
-    answer = (cache or default_cache()).call(f"judge.json/{provider}", model, request, compute,
+    answer = (cache if cache is not None else default_cache()).call(f"judge.json/{provider}", model, request, compute,
                                              how_to_run_live=LIVE_HINT[provider])
     return {**parse_verdict(answer["content"]), "model": model}

@@ -2,7 +2,7 @@
 import json
 
 import pytest
-from judge_standin import MODEL, JudgeStandIn, free_port, verdict_json
+from standins.judge import MODEL, free_port, judge_standin, verdict_json
 
 from citecheck import judges
 from citecheck.cache import Cache, CacheMiss
@@ -13,19 +13,42 @@ PASSAGES = ["Pure water boils at 100 °C at sea level.", "Denver is a mile high.
 PROVIDERS = ["openai", "anthropic", "ollama"]
 
 
-@pytest.fixture
-def judge(monkeypatch, tmp_path):
-    with JudgeStandIn() as standin:
-        for name in ("JUDGE_MODEL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CITECHECK_OFFLINE"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("CITECHECK_CACHE", str(tmp_path / "cache.json"))
-        monkeypatch.setenv("OPENAI_BASE_URL", standin.url + "/v1")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.url)
-        monkeypatch.setenv("OLLAMA_HOST", standin.url)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        standin.cache = Cache(tmp_path / "cache.json")
+@pytest.fixture(scope="module")
+def server():
+    with judge_standin() as standin:
         yield standin
+
+
+class Judge:
+    """The stand-in as one test sees it: script fields, recorded requests (as JSON) and a cache."""
+
+    def __init__(self, server, cache):
+        self.server, self.url, self.cache = server, server.url, cache
+
+    def __getattr__(self, name):
+        return getattr(self.server.script, name)
+
+    def __setattr__(self, name, value):
+        if name in ("content", "status", "delay", "raw"):
+            setattr(self.server.script, name, value)
+        else:
+            super().__setattr__(name, value)
+
+    @property
+    def requests(self):
+        return [{"path": r.path, "headers": r.headers, "json": r.json()} for r in self.server.requests]
+
+
+@pytest.fixture
+def judge(server, monkeypatch, tmp_path):
+    server.script.reset()
+    server.requests.clear()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.setenv("OLLAMA_HOST", server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    return Judge(server, Cache(tmp_path / "cache.json"))
 
 
 def ask(judge, provider, monkeypatch):
