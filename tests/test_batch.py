@@ -1,0 +1,255 @@
+"""batch: precision arithmetic, malformed lines, failing citations, bounded concurrency, kill-and-resume."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from citecheck import batch
+from citecheck.cache import CacheMiss
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fake_verify(claim: str, url: str) -> dict:
+    """Labels by URL path, the way a page would settle them: /yes supported, /no contradicted, /dead 404."""
+    if "/dead" in url:
+        return {"url": url, "label": "unreachable", "reason": "http_404", "evidence_quote": None,
+                "confidence": None, "final_url": url, "original_status": 404, "rid": None}
+    label = "supported" if "/yes" in url else "contradicted" if "/no" in url else "not_found"
+    return {"url": url, "label": label, "reason": None, "evidence_quote": f"quote for {claim}",
+            "confidence": 0.9, "final_url": url, "original_status": 200, "rid": f"rid-{len(url)}"}
+
+
+def write_jsonl(path: Path, items: list) -> Path:
+    path.write_text("".join((item if isinstance(item, str) else json.dumps(item)) + "\n" for item in items),
+                    encoding="utf-8")
+    return path
+
+
+def rows_of(labels: list[str]) -> list[dict]:
+    return [{"label": label} for label in labels]
+
+
+# ---------------------------------------------------------------- precision arithmetic
+
+def test_precision_is_supported_over_all_and_over_reachable():
+    rows = rows_of(["supported"] * 2 + ["unreachable"] * 3 + ["not_found"] * 3 + ["contradicted"])
+    assert batch.precision_lines(rows) == ["citation_precision=0.2222 (2/9)", "reachable_precision=0.3333 (2/6)"]
+
+
+def test_reachable_precision_is_na_when_nothing_was_reachable():
+    assert batch.precision_lines(rows_of(["unreachable"] * 4)) == [
+        "citation_precision=0.0000 (0/4)", "reachable_precision=n/a (0/0)"]
+    assert batch.precision_lines([]) == ["citation_precision=n/a (0/0)", "reachable_precision=n/a (0/0)"]
+
+
+def test_precision_rounds_to_four_places():
+    rows = rows_of(["supported"] * 2 + ["not_found"])
+    assert batch.precision_lines(rows) == ["citation_precision=0.6667 (2/3)", "reachable_precision=0.6667 (2/3)"]
+
+
+# ---------------------------------------------------------------- reading
+
+def test_malformed_lines_are_reported_by_number_and_the_rest_kept():
+    lines = [b'{"id": "a", "claim": "A", "urls": ["http://x/yes"]}',
+             b'{"id": "b", "claim": "B", "urls": ["http://x/no"]',          # truncated JSON
+             b"",                                                           # blank: skipped silently
+             b'["not", "an", "object"]',
+             b'{"id": "c", "claim": "", "urls": []}',
+             b'{"id": "d", "claim": "D", "urls": "http://x/yes"}',
+             b'{"id": "a", "claim": "again", "urls": []}',
+             b'{"id": "e", "claim": "caf\xe9", "urls": []}',                # latin-1, not UTF-8
+             b'{"id": 7, "claim": "seven", "urls": ["http://x/yes", "http://x/yes"]}']
+    parsed = batch.parse_lines(lines)
+    assert [c.id for c in parsed.claims] == ["a", "7"]
+    assert parsed.claims[1].urls == ("http://x/yes",)
+    assert [p.split(":")[0] for p in parsed.problems] == ["line 2", "line 4", "line 5", "line 6", "line 7", "line 8"]
+    assert "duplicate id 'a' (first on line 1)" in parsed.problems[4]
+    assert parsed.notes == ["line 9: a URL is listed twice; it is checked once"]
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.jsonl"):
+        batch.read_claims(tmp_path / "nope.jsonl")
+
+
+# ---------------------------------------------------------------- running
+
+CLAIMS = [{"id": "c1", "claim": "one", "urls": ["http://x/yes/1", "http://x/dead/1"]},
+          {"id": "c2", "claim": "two", "urls": ["http://x/no/2", "http://x/yes/2"]},
+          {"id": "c3", "claim": "three", "urls": ["http://x/dead/3"]},
+          {"id": "c4", "claim": "four", "urls": ["http://x/maybe/4"]}]
+
+
+def test_rows_come_back_in_input_order_with_overall(tmp_path):
+    path = write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
+    result = batch.run_batch(path, verify=fake_verify, concurrency=3)
+    assert [(r["id"], r["url"].rsplit("/", 2)[-2], r["overall"]) for r in result.rows] == [
+        ("c1", "yes", "supported"), ("c1", "dead", "supported"),
+        ("c2", "no", "contradicted"), ("c2", "yes", "contradicted"),
+        ("c3", "dead", "unreachable"), ("c4", "maybe", "not_found")]
+    assert (result.decided, result.reused) == (6, 0)
+    assert batch.precision_lines(result.rows) == ["citation_precision=0.3333 (2/6)",
+                                                  "reachable_precision=0.5000 (2/4)"]
+
+
+def test_a_failing_citation_becomes_a_labelled_row(tmp_path):
+    def flaky(claim, url):
+        if "/no/" in url:
+            raise ConnectionResetError("peer went away")
+        return fake_verify(claim, url)
+    result = batch.run_batch(write_jsonl(tmp_path / "b.jsonl", CLAIMS), verify=flaky)
+    failed = [r for r in result.rows if "/no/" in r["url"]]
+    assert [(r["label"], r["reason"]) for r in failed] == [("not_found", "check_failed")]
+    assert "ConnectionResetError: peer went away" in failed[0]["evidence_quote"]
+    assert len(result.rows) == 6
+
+
+def test_a_cache_miss_stops_the_batch_but_keeps_what_was_decided(tmp_path):
+    def offline(claim, url):
+        if "/maybe/" in url:
+            raise CacheMiss("judge call is not in json_cache.json")
+        return fake_verify(claim, url)
+    path = write_jsonl(tmp_path / "b.jsonl", CLAIMS)
+    with pytest.raises(CacheMiss):
+        batch.run_batch(path, verify=offline, concurrency=1)
+    again = batch.run_batch(path, verify=fake_verify)
+    assert (again.reused, again.decided) == (5, 1)
+
+
+def test_no_more_than_batch_concurrency_citations_run_at_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("BATCH_CONCURRENCY", "3")
+    lock, running, peak = threading.Lock(), [0], [0]
+
+    def slow(claim, url):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.02)
+        with lock:
+            running[0] -= 1
+        return fake_verify(claim, url)
+    items = [{"id": f"c{i}", "claim": f"claim {i}", "urls": [f"http://x/yes/{i}", f"http://x/maybe/{i}"]}
+             for i in range(15)]
+    result = batch.run_batch(write_jsonl(tmp_path / "many.jsonl", items), verify=slow)
+    assert len(result.rows) == 30
+    assert peak[0] == 3
+
+
+def test_a_rerun_reads_finished_rows_back_and_retries_passing_failures(tmp_path):
+    path = write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
+    calls = []
+
+    def first(claim, url):
+        calls.append(url)
+        if "/maybe/" in url:
+            return {"url": url, "label": "unreachable", "reason": "crawl_failed"}
+        return fake_verify(claim, url)
+    batch.run_batch(path, verify=first)
+    calls.clear()
+    second = batch.run_batch(path, verify=lambda c, u: calls.append(u) or fake_verify(c, u))
+    assert calls == ["http://x/maybe/4"]
+    assert (second.reused, second.decided) == (5, 1)
+    with sqlite3.connect(os.environ["AUDIT_DB"]) as conn:
+        assert conn.execute("SELECT count(*), count(DISTINCT id || url) FROM citations").fetchone() == (6, 6)
+        assert conn.execute("SELECT reason FROM citations WHERE id = 'c4'").fetchone() == (None,)
+
+
+def test_an_edited_claim_is_checked_again_and_its_row_replaced(tmp_path):
+    path = write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
+    batch.run_batch(path, verify=fake_verify)
+    edited = [dict(CLAIMS[0], claim="one, reworded"), *CLAIMS[1:]]
+    result = batch.run_batch(write_jsonl(path, edited), verify=fake_verify)
+    assert (result.reused, result.decided) == (4, 2)
+    assert result.rows[0]["claim"] == "one, reworded"
+    with sqlite3.connect(os.environ["AUDIT_DB"]) as conn:
+        assert conn.execute("SELECT count(*) FROM citations").fetchone() == (6,)
+
+
+def test_csv_has_one_row_per_citation_in_the_documented_columns(tmp_path):
+    result = batch.run_batch(write_jsonl(tmp_path / "claims.jsonl", CLAIMS), verify=fake_verify)
+    out = tmp_path / "report.csv"
+    batch.write_csv(result.rows, out)
+    with open(out, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+    assert tuple(reader.fieldnames) == batch.CSV_COLUMNS
+    assert [(r["id"], r["label"], r["overall"]) for r in rows] == [
+        (r["id"], r["label"], r["overall"]) for r in result.rows]
+    dead = rows[1]
+    assert (dead["reason"], dead["original_status"], dead["rid"], dead["confidence"]) == ("http_404", "404", "", "")
+
+
+# ---------------------------------------------------------------- kill and resume (a real process)
+
+RUNNER = """
+import sys, time
+from citecheck import batch
+def slow(claim, url):
+    with open(sys.argv[2], "a") as log:
+        log.write(url + "\\n")
+    time.sleep(0.05)
+    return {"url": url, "label": "supported" if url.endswith("0") else "not_found", "confidence": 0.7}
+batch.run_batch(sys.argv[1], verify=slow, concurrency=2)
+"""
+
+
+def test_a_killed_batch_resumes_without_redoing_or_duplicating(tmp_path):
+    items = [{"id": f"c{i}", "claim": f"claim {i}", "urls": [f"http://x/{i}/{j}" for j in range(2)]}
+             for i in range(20)]
+    path = write_jsonl(tmp_path / "claims.jsonl", items)
+    db, log = Path(os.environ["AUDIT_DB"]), tmp_path / "calls.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(path), str(log)], env=env, cwd=tmp_path)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if db.exists():
+            with sqlite3.connect(db) as conn:
+                if conn.execute("SELECT count(*) FROM citations").fetchone()[0] >= 6:
+                    break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with sqlite3.connect(db) as conn:
+        before = dict(conn.execute("SELECT id || ' ' || url, decided_at FROM citations").fetchall())
+    assert 6 <= len(before) < 40, "the kill should land mid-batch"
+
+    redone = []
+    result = batch.run_batch(path, verify=lambda c, u: redone.append(u) or {"url": u, "label": "not_found"})
+    assert len(result.rows) == 40
+    assert not {f"{r['id']} {r['url']}" for r in result.rows if r["url"] in redone} & set(before)
+    assert len(redone) == 40 - len(before)
+    with sqlite3.connect(db) as conn:
+        after = dict(conn.execute("SELECT id || ' ' || url, decided_at FROM citations").fetchall())
+        assert conn.execute("SELECT count(*) FROM citations").fetchone() == (40,)
+    assert {key: after[key] for key in before} == before
+
+
+# ---------------------------------------------------------------- CLI
+
+def cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "citecheck", *args], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, **(env or {})}, timeout=120)
+
+
+def test_cli_reports_a_missing_file_in_one_line():
+    done = cli("batch", "no/such/file.jsonl")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == ["citecheck batch: error: no/such/file.jsonl: no such file"]
+
+
+def test_cli_rejects_a_file_with_no_valid_claim(tmp_path):
+    done = cli("batch", str(write_jsonl(tmp_path / "bad.jsonl", ["{oops", '{"id": 1}'])))
+    assert done.returncode == 1
+    assert "line 1: not valid JSON" in done.stderr and 'line 2: missing "claim", "urls"' in done.stderr
+    assert done.stderr.strip().splitlines()[-1].endswith("no valid claims to check")
