@@ -1,0 +1,262 @@
+"""Evaluation: how often the judge is right, how sure it is, and whether it was shown the evidence.
+
+Rules:
+- Data: WiCE dev rows. 0-based line index even -> "tune" (choose anything here: threshold, prompt),
+  odd -> "report" (the numbers quoted). Nothing is chosen on the report split.
+- Gold: WiCE `supported` -> supported; `partially_supported` and `not_supported` -> not_supported
+  (a claim only partly backed by its citation is not backed).
+- Predictions: WiCE has no "contradicts" class, so a judge's contradiction counts as not_supported:
+  Choice supports -> supported, contradicts / says_nothing -> not_supported; JSON judge (after the
+  guard) supported -> supported, contradicted / not_found -> not_supported.
+- Page: the cited article's sentences joined by blank lines, split by `passages.split_passages`;
+  both judges see the same MiniLM top-3 passages (Choice: joined by blank lines).
+- recall@k: a claim's evidence is recalled when at least one of its gold supporting-sentence sets lies
+  wholly inside the top k passages. Claims with no non-empty gold set are left out.
+- Calibration: confidence is the pipeline's (a guard downgrade has confidence 0); a verdict is
+  correct when its binary label equals the gold one. ECE = sum over equal-width bins of
+  (bin share) x |bin accuracy - bin mean confidence|.
+- AUTO_ACCEPT: a verdict is accepted without review when confidence >= threshold. The threshold for
+  a target precision is the smallest observed confidence at which the accepted verdicts' accuracy
+  reaches the target with at least MIN_ACCEPTED of them; None when no threshold does.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from pathlib import Path
+
+from . import guard as guard_stage
+from . import judges, passages as passages_stage, retrieval
+
+SAMPLE = Path("data/wice/sample.jsonl")
+SPLITS = ("tune", "report")
+GOLD_OF = {"supported": "supported", "partially_supported": "not_supported", "not_supported": "not_supported"}
+PREDICTED_OF = {
+    "choice": {"supports": "supported", "contradicts": "not_supported", "says_nothing": "not_supported"},
+    "json": {"supported": "supported", "contradicted": "not_supported", "not_found": "not_supported"},
+}
+CLASSES = ("supported", "not_supported")
+KS = (1, 3, 5)
+N_BINS = 10
+TARGET_PRECISION = 0.9
+MIN_ACCEPTED = 10
+"""Fewer accepted verdicts than this say nothing about precision (3 of 3 right is not 100 %)."""
+
+
+# ---------------------------------------------------------------- data
+
+def split_of(line: int) -> str:
+    """Even 0-based line index -> tune, odd -> report."""
+    return SPLITS[line % 2]
+
+
+def draw_sample(source: str | Path, per_split: int, seed: int = 6) -> list[dict]:
+    """`per_split` rows drawn at random (fixed seed) from each split of a WiCE jsonl, in file order."""
+    lines = Path(source).read_text(encoding="utf-8").splitlines()
+    rng = random.Random(seed)
+    chosen = []
+    for split in SPLITS:
+        candidates = [i for i in range(len(lines)) if split_of(i) == split]
+        chosen += rng.sample(candidates, per_split)
+    rows = []
+    for i in sorted(chosen):
+        raw = json.loads(lines[i])
+        rows.append({"line": i, "split": split_of(i), "id": raw["meta"]["id"], "label": raw["label"],
+                     "claim": raw["claim"], "claim_title": raw["meta"]["claim_title"],
+                     "supporting_sentences": raw["supporting_sentences"], "evidence": raw["evidence"]})
+    return rows
+
+
+def load_sample(path: str | Path = SAMPLE) -> list[dict]:
+    """The committed WiCE sample, each row with its `gold` label added."""
+    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [{**row, "gold": GOLD_OF[row["label"]]} for row in rows]
+
+
+# ---------------------------------------------------------------- page, passages, retrieval
+
+def page_text(sentences: list[str]) -> str:
+    """The article as the live-web flow would fetch it: one sentence per paragraph."""
+    return "\n\n".join(" ".join(s.split()) for s in sentences)
+
+
+def sentence_passages(sentences: list[str], passages: list[str]) -> list[set[int]]:
+    """For each sentence, the indices of the passages holding its words (passages never drop words)."""
+    ends, total = [], 0
+    for passage in passages:
+        total += len(passage.split())
+        ends.append(total)
+    out, start = [], 0
+    for sentence in sentences:
+        stop = start + len(sentence.split())
+        out.append({j for j, end in enumerate(ends) if end > start and end - len(passages[j].split()) < stop})
+        start = stop
+    if start != total:
+        raise ValueError(f"sentences hold {start} words but passages {total}")
+    return out
+
+
+def tokens(text: str) -> list[str]:
+    """BM25 tokens: lower-cased runs of word characters."""
+    return re.findall(r"\w+", text.lower())
+
+
+def bm25_order(query: str, passages: list[str]) -> list[int]:
+    """Passage indices by BM25 (rank-bm25's Okapi) score, best first; ties keep page order.
+
+    Okapi's idf is zero for a word in exactly half the passages (rank-bm25 floors negative ones at a
+    small epsilon), so on short pages common words barely count: that is the baseline as shipped."""
+    from rank_bm25 import BM25Okapi
+    if not passages:
+        return []
+    scores = BM25Okapi([tokens(p) or [""] for p in passages]).get_scores(tokens(query))
+    return sorted(range(len(passages)), key=lambda i: -round(float(scores[i]), 6))
+
+
+def minilm_order(query: str, passages: list[str]) -> list[int]:
+    """Passage indices by MiniLM cosine (the pipeline's own ranking), best first."""
+    return [i for i, _ in retrieval.rank(query, passages, k=max(len(passages), 1))]
+
+
+def evidence_recalled(gold_sets: list[list[int]], where: list[set[int]], shown: list[int]) -> bool:
+    """True when some non-empty gold set of sentences lies wholly inside the shown passages."""
+    shown_set = set(shown)
+    return any(s and all(where[i] <= shown_set for i in s) for s in gold_sets)
+
+
+def has_gold_evidence(row: dict) -> bool:
+    return any(row["supporting_sentences"])
+
+
+def prepare(row: dict) -> dict:
+    """Passages, sentence -> passage map and both rankings for one row (no judge call)."""
+    shown_passages = passages_stage.split_passages(page_text(row["evidence"]))
+    return {**row, "passages": shown_passages,
+            "where": sentence_passages(row["evidence"], shown_passages),
+            "order": {"MiniLM": minilm_order(row["claim"], shown_passages),
+                      "BM25": bm25_order(row["claim"], shown_passages)}}
+
+
+def recall_at_k(prepared: list[dict], ks: tuple[int, ...] = KS) -> list[dict]:
+    """One row per (retriever, k): claims with gold evidence, how many recalled, the share, and how
+    many of those pages fit in k passages whole (recalled whatever the ranking)."""
+    rows = [r for r in prepared if has_gold_evidence(r)]
+    out = []
+    for retriever in ("MiniLM", "BM25"):
+        for k in ks:
+            hits = sum(evidence_recalled(r["supporting_sentences"], r["where"], r["order"][retriever][:k])
+                       for r in rows)
+            out.append({"retriever": retriever, "k": k, "claims": len(rows), "recalled": hits,
+                        "recall": hits / len(rows) if rows else math.nan,
+                        "whole_page": sum(len(r["passages"]) <= k for r in rows)})
+    return out
+
+
+# ---------------------------------------------------------------- the judges over one row
+
+def shown(row: dict) -> list[str]:
+    """What the judge reads: the MiniLM top-3 passages, best first (as retrieval.top_passages)."""
+    return [row["passages"][i] for i in row["order"]["MiniLM"][:retrieval.TOP_K]]
+
+
+def judge_row(row: dict) -> list[dict]:
+    """Both judges on one prepared row (replayed from the cache), one record per judge."""
+    top = shown(row)
+    choice = judges.choice_judge(row["claim"], "\n\n".join(top))
+    verdict = guard_stage.guard(judges.json_judge(row["claim"], top), top)
+    base = {"id": row["id"], "split": row["split"], "label": row["label"], "gold": row["gold"]}
+    return [{**base, "judge": "choice", "answer": choice["relation"], "confidence": choice["confidence"],
+             "reason": None, "model": choice["model"]},
+            {**base, "judge": "json", "answer": verdict["label"], "confidence": verdict["confidence"],
+             "reason": verdict["reason"], "model": verdict["model"]}]
+
+
+def with_predictions(records: list[dict]) -> list[dict]:
+    """Add the binary prediction and whether it is correct."""
+    out = []
+    for r in records:
+        predicted = PREDICTED_OF[r["judge"]][r["answer"]]
+        out.append({**r, "predicted": predicted, "correct": predicted == r["gold"]})
+    return out
+
+
+# ---------------------------------------------------------------- metrics
+
+def accuracy(gold: list[str], predicted: list[str]) -> float:
+    return sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(gold) if gold else math.nan
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for a proportion (95 % by default)."""
+    if n == 0:
+        return (math.nan, math.nan)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def per_class(gold: list[str], predicted: list[str], classes: tuple[str, ...] = CLASSES) -> list[dict]:
+    """Precision and recall of each class (nan when the class is never predicted / never gold)."""
+    out = []
+    for c in classes:
+        tp = sum(g == c and p == c for g, p in zip(gold, predicted))
+        n_pred, n_gold = predicted.count(c), gold.count(c)
+        out.append({"class": c, "precision": tp / n_pred if n_pred else math.nan,
+                    "recall": tp / n_gold if n_gold else math.nan, "predicted": n_pred, "gold": n_gold})
+    return out
+
+
+def confusion(gold: list[str], predicted: list[str], rows: tuple[str, ...], cols: tuple[str, ...]):
+    """Counts as a DataFrame: gold in rows, prediction in columns (every class shown, even at zero)."""
+    import pandas as pd
+    table = pd.DataFrame(0, index=pd.Index(rows, name="gold"), columns=pd.Index(cols, name="judge"))
+    for g, p in zip(gold, predicted, strict=True):
+        table.loc[g, p] += 1
+    return table
+
+
+def reliability(confidence: list[float], correct: list[bool], n_bins: int = N_BINS) -> list[dict]:
+    """Equal-width confidence bins [lo, hi) (the last includes 1): count, mean confidence, accuracy."""
+    bins = []
+    for b in range(n_bins):
+        lo, hi = b / n_bins, (b + 1) / n_bins
+        inside = [(c, ok) for c, ok in zip(confidence, correct, strict=True)
+                  if lo <= c < hi or (b == n_bins - 1 and c == hi)]
+        bins.append({"lo": lo, "hi": hi, "n": len(inside),
+                     "confidence": sum(c for c, _ in inside) / len(inside) if inside else math.nan,
+                     "accuracy": sum(ok for _, ok in inside) / len(inside) if inside else math.nan})
+    return bins
+
+
+def ece(confidence: list[float], correct: list[bool], n_bins: int = N_BINS) -> float:
+    """Expected calibration error over equal-width bins."""
+    n = len(confidence)
+    return sum(b["n"] / n * abs(b["accuracy"] - b["confidence"])
+               for b in reliability(confidence, correct, n_bins) if b["n"]) if n else math.nan
+
+
+def at_threshold(confidence: list[float], correct: list[bool], threshold: float) -> dict:
+    """Accepted (confidence >= threshold) vs sent to review, and the accepted verdicts' accuracy."""
+    accepted = [ok for c, ok in zip(confidence, correct, strict=True) if c >= threshold]
+    n = len(confidence)
+    return {"threshold": threshold, "accepted": len(accepted), "review": n - len(accepted),
+            "accepted_share": len(accepted) / n if n else math.nan,
+            "accepted_accuracy": sum(accepted) / len(accepted) if accepted else math.nan}
+
+
+def sweep(confidence: list[float], correct: list[bool], steps: int = 100) -> list[dict]:
+    """at_threshold for thresholds 0, 1/steps, ..., 1."""
+    return [at_threshold(confidence, correct, i / steps) for i in range(steps + 1)]
+
+
+def choose_threshold(confidence: list[float], correct: list[bool], target: float = TARGET_PRECISION,
+                     min_accepted: int = MIN_ACCEPTED) -> float | None:
+    """Smallest observed confidence whose accepted verdicts reach `target` accuracy (see module rules)."""
+    for t in sorted(set(confidence)):
+        point = at_threshold(confidence, correct, t)
+        if point["accepted"] >= min_accepted and point["accepted_accuracy"] >= target:
+            return t
+    return None

@@ -1,0 +1,139 @@
+"""evaluation: label mapping, splits, evidence recall, and metric arithmetic on hand-checked inputs."""
+import json
+import math
+
+import pytest
+
+from citecheck import evaluation as ev
+from citecheck.passages import split_passages
+
+
+def test_label_mapping():
+    assert ev.GOLD_OF == {"supported": "supported", "partially_supported": "not_supported",
+                          "not_supported": "not_supported"}
+    assert ev.PREDICTED_OF["choice"] == {"supports": "supported", "contradicts": "not_supported",
+                                         "says_nothing": "not_supported"}
+    assert ev.PREDICTED_OF["json"] == {"supported": "supported", "contradicted": "not_supported",
+                                       "not_found": "not_supported"}
+
+
+def test_with_predictions_marks_correct():
+    records = [{"judge": "choice", "answer": "contradicts", "gold": "not_supported"},
+               {"judge": "json", "answer": "supported", "gold": "not_supported"}]
+    out = ev.with_predictions(records)
+    assert [(r["predicted"], r["correct"]) for r in out] == [("not_supported", True), ("supported", False)]
+
+
+def test_split_rule():
+    assert [ev.split_of(i) for i in range(4)] == ["tune", "report", "tune", "report"]
+
+
+def test_draw_sample_is_seeded_and_split(tmp_path):
+    path = tmp_path / "dev.jsonl"
+    path.write_text("".join(json.dumps({"label": "supported", "claim": f"c{i}", "evidence": ["s"],
+                                        "supporting_sentences": [[0]],
+                                        "meta": {"id": f"d{i}", "claim_title": "t"}}) + "\n"
+                            for i in range(20)))
+    rows = ev.draw_sample(path, 3, seed=1)
+    assert rows == ev.draw_sample(path, 3, seed=1)
+    assert [r["line"] for r in rows] == sorted(r["line"] for r in rows)
+    assert sum(r["split"] == "tune" for r in rows) == 3 and all(r["line"] % 2 == (r["split"] == "report")
+                                                                 for r in rows)
+
+
+def test_committed_sample_matches_its_readme():
+    rows = ev.load_sample()
+    assert len(rows) == 150 and {r["split"] for r in rows} == {"tune", "report"}
+    assert all(r["split"] == ev.split_of(r["line"]) for r in rows)
+    assert all(r["gold"] == ev.GOLD_OF[r["label"]] for r in rows)
+
+
+def test_sentence_passages_maps_every_sentence():
+    sentences = ["one two three", "four five", "six " * 5, "seven"]
+    passages = split_passages(ev.page_text(sentences), max_words=6)
+    assert passages == ["one two three\n\nfour five", "six six six six six\n\nseven"]
+    assert ev.sentence_passages(sentences, passages) == [{0}, {0}, {1}, {1}]
+
+
+def test_sentence_cut_across_passages_belongs_to_both():
+    sentences = ["a b", "c d e f g h"]
+    passages = split_passages(ev.page_text(sentences), max_words=4)
+    assert passages == ["a b", "c d e f", "g h"]
+    assert ev.sentence_passages(sentences, passages) == [{0}, {1, 2}]
+
+
+def test_evidence_recalled_needs_a_whole_gold_set():
+    where = [{0}, {1}, {1, 2}, {3}]
+    assert ev.evidence_recalled([[0, 1]], where, shown=[1, 0])
+    assert not ev.evidence_recalled([[0, 2]], where, shown=[0, 1])      # sentence 2 spills into passage 2
+    assert ev.evidence_recalled([[], [3]], where, shown=[3])             # an empty set never counts alone
+    assert not ev.evidence_recalled([[]], where, shown=[0, 1, 2, 3])
+
+
+def test_recall_at_k_counts():
+    rows = [{"supporting_sentences": [[0]], "where": [{0}, {1}], "passages": ["p", "q"],
+             "order": {"MiniLM": [1, 0], "BM25": [0, 1]}},
+            {"supporting_sentences": [[1]], "where": [{0}, {1}], "passages": ["p", "q"],
+             "order": {"MiniLM": [1, 0], "BM25": [0, 1]}},
+            {"supporting_sentences": [[]], "where": [{0}], "passages": ["p"],
+             "order": {"MiniLM": [0], "BM25": [0]}}]
+    table = {(r["retriever"], r["k"]): (r["claims"], r["recalled"], r["whole_page"])
+             for r in ev.recall_at_k(rows, ks=(1, 2))}
+    assert table == {("MiniLM", 1): (2, 1, 0), ("MiniLM", 2): (2, 2, 2),
+                     ("BM25", 1): (2, 1, 0), ("BM25", 2): (2, 2, 2)}
+
+
+def test_bm25_order_prefers_matching_words_and_keeps_page_order_on_ties():
+    passages = ["the cat sat", "dogs bark loudly", "a cat and a dog", "nothing here", "rain today"]
+    order = ev.bm25_order("Cat!", passages)
+    assert order == [0, 2, 1, 3, 4]          # the shorter passage first, then page order
+    assert ev.bm25_order("zebra", passages) == [0, 1, 2, 3, 4]
+
+
+def test_accuracy_and_baseline():
+    gold = ["supported", "not_supported", "not_supported", "supported"]
+    assert ev.accuracy(gold, ["supported", "supported", "not_supported", "not_supported"]) == 0.5
+    assert ev.accuracy(gold, ["supported"] * 4) == 0.5
+    assert math.isnan(ev.accuracy([], []))
+
+
+def test_wilson_interval():
+    lo, hi = ev.wilson(8, 10)
+    assert (round(lo, 4), round(hi, 4)) == (0.4902, 0.9433)
+    assert ev.wilson(0, 5)[0] == 0.0 and ev.wilson(5, 5)[1] == 1.0
+
+
+def test_per_class_and_confusion():
+    gold = ["supported", "supported", "not_supported", "not_supported", "not_supported"]
+    pred = ["supported", "not_supported", "supported", "not_supported", "not_supported"]
+    rows = {r["class"]: r for r in ev.per_class(gold, pred)}
+    assert (rows["supported"]["precision"], rows["supported"]["recall"]) == (0.5, 0.5)
+    assert (rows["not_supported"]["precision"], rows["not_supported"]["recall"]) == (2 / 3, 2 / 3)
+    assert math.isnan(ev.per_class(gold, ["not_supported"] * 5)[0]["precision"])
+    table = ev.confusion(gold, pred, ev.CLASSES, ev.CLASSES)
+    assert table.values.tolist() == [[1, 1], [1, 2]]
+
+
+def test_reliability_bins_and_ece():
+    conf = [0.95, 0.95, 0.55, 0.55, 1.0, 0.0]
+    correct = [True, False, True, True, True, False]
+    bins = ev.reliability(conf, correct, n_bins=2)
+    assert [(b["n"], b["accuracy"]) for b in bins] == [(1, 0.0), (5, 0.8)]
+    assert bins[1]["confidence"] == pytest.approx(0.8)
+    assert ev.ece(conf, correct, n_bins=2) == pytest.approx(0.0)
+    # 10 bins: |0.5-0.95|*2/6 + |1-0.55|*2/6 + |1-1|*1/6 + |0-0|*1/6 = 0.3
+    assert ev.ece(conf, correct) == pytest.approx(0.3)
+
+
+def test_sweep_and_threshold_choice():
+    conf = [0.2, 0.6, 0.6, 0.9, 0.9, 1.0]
+    correct = [False, False, True, True, True, True]
+    point = ev.at_threshold(conf, correct, 0.6)
+    assert (point["accepted"], point["review"], point["accepted_accuracy"]) == (5, 1, 0.8)
+    curve = ev.sweep(conf, correct, steps=4)
+    assert [p["threshold"] for p in curve] == [0, 0.25, 0.5, 0.75, 1.0]
+    assert [p["accepted"] for p in curve] == [6, 5, 5, 3, 1]
+    assert ev.choose_threshold(conf, correct, target=0.8, min_accepted=1) == 0.6
+    assert ev.choose_threshold(conf, correct, target=0.9, min_accepted=1) == 0.9
+    assert ev.choose_threshold(conf, correct, target=0.9, min_accepted=4) is None
+    assert math.isnan(ev.at_threshold(conf, correct, 1.01)["accepted_accuracy"])
