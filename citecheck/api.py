@@ -247,7 +247,8 @@ def create_app(verify: Callable[[str, list[str]], dict] | None = None, *,
         return {"status": "ok", "offline": config.offline(),
                 "limits": {k: v for k, v in vars(limits).items()}}
 
-    error_docs = {413: {"model": Problem, "description": "body over API_MAX_BODY_BYTES"},
+    error_docs = {400: {"model": Problem, "description": "a Content-Length that is not a number"},
+                  413: {"model": Problem, "description": "body over API_MAX_BODY_BYTES"},
                   429: {"model": Problem, "description": "no free slot within API_QUEUE_TIMEOUT"},
                   503: {"model": Problem, "description": "a required setting is missing (named)"},
                   504: {"model": Problem, "description": "took longer than API_DEADLINE"}}

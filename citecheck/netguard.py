@@ -78,7 +78,7 @@ def classify(address: Address) -> str | None:
             return "link_local"
     for word, test in (("unspecified", address.is_unspecified), ("loopback", address.is_loopback),
                        ("link_local", address.is_link_local), ("multicast", address.is_multicast),
-                       ("private", address.is_private), ("reserved", address.is_reserved)):
+                       ("reserved", address.is_reserved), ("private", address.is_private)):
         if test:
             return word
     if not address.is_global:

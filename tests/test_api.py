@@ -1,0 +1,331 @@
+"""api: every status of /verify and /health, against the ASGI app with a stand-in verify function."""
+import asyncio
+import json
+import logging
+import subprocess
+import sys
+import threading
+
+import httpx
+import pytest
+
+from citecheck import config
+from citecheck.api import Limits, create_app
+from citecheck.cache import CacheMiss
+
+FAKE_TOKEN = "sk-citecheck-FAKE-7f3a9c1e-do-not-leak"
+URL = "https://example.org/article"
+
+
+def verdict(claim, urls, label="supported"):
+    return {"claim": claim, "overall": label,
+            "citations": [{"url": u, "label": label, "evidence_quote": "quoted", "confidence": 0.9,
+                           "final_url": u, "original_status": 200, "rid": None, "reason": None} for u in urls]}
+
+
+class FakeVerify:
+    """Records its calls; `gate` (a threading.Event) holds each call until it is set."""
+
+    def __init__(self, result=verdict, gate=None, error=None):
+        self.calls, self.result, self.gate, self.error = [], result, gate, error
+
+    def __call__(self, claim, urls):
+        self.calls.append((claim, urls))
+        if self.gate is not None:
+            self.gate.wait(10)
+        if self.error is not None:
+            raise self.error
+        return self.result(claim, urls)
+
+
+async def _send(app, requests):
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        return await asyncio.gather(*(client.request(method, path, **kw) for method, path, kw in requests))
+
+
+def send(app, *requests):
+    """Send (method, path, kwargs) requests concurrently; the responses in order."""
+    return asyncio.run(_send(app, list(requests)))
+
+
+def post(app, body=None, **kw):
+    if body is not None:
+        kw["json"] = body
+    return send(app, ("POST", "/verify", kw))[0]
+
+
+def app_with(verify=None, **limits):
+    return create_app(verify or FakeVerify(), limits=Limits(**limits))
+
+
+# --- 200 -------------------------------------------------------------------------------------------------
+
+def test_health_reports_limits_and_replay_mode(monkeypatch):
+    monkeypatch.setenv("CITECHECK_OFFLINE", "1")
+    response = send(app_with(max_urls=3), ("GET", "/health", {}))[0]
+    assert response.status_code == 200
+    assert response.json()["status"] == "ok" and response.json()["offline"] is True
+    assert response.json()["limits"]["max_urls"] == 3
+
+
+def test_verify_delegates_the_claim_and_urls_unchanged():
+    fake = FakeVerify()
+    urls = [URL, "http://example.com/b?x=1#frag"]
+    response = post(app_with(fake), {"claim": "  Water boils at 100 °C.  ", "urls": urls})
+    assert response.status_code == 200
+    assert fake.calls == [("  Water boils at 100 °C.  ", urls)]
+    assert response.json() == verdict("  Water boils at 100 °C.  ", urls)
+
+
+def test_extra_keys_from_verify_are_not_exposed():
+    def chatty(claim, urls):
+        result = verdict(claim, urls)
+        result["debug"] = "internal"
+        result["citations"][0]["storage_url"] = "https://storage.example/?token=abc"
+        return result
+    body = post(app_with(FakeVerify(chatty)), {"claim": "c", "urls": [URL]}).json()
+    assert "debug" not in body and "storage_url" not in body["citations"][0]
+
+
+def test_openapi_schema_states_the_limits():
+    schema = send(app_with(max_urls=7, max_claim_chars=99), ("GET", "/openapi.json", {}))[0].json()
+    request = schema["components"]["schemas"]["VerifyRequest"]
+    assert request["properties"]["urls"]["maxItems"] == 7 and request["properties"]["urls"]["minItems"] == 1
+    assert request["properties"]["claim"]["maxLength"] == 99 and request["additionalProperties"] is False
+    assert set(schema["paths"]) == {"/health", "/verify"}
+    assert {"200", "413", "422", "429", "503", "504"} <= set(schema["paths"]["/verify"]["post"]["responses"])
+
+
+# --- 422: a bad body -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("body, where, words", [
+    ({"urls": [URL]}, ["body", "claim"], "Field required"),
+    ({"claim": "c"}, ["body", "urls"], "Field required"),
+    ({"claim": "", "urls": [URL]}, ["body", "claim"], "at least 1 character"),
+    ({"claim": " \n\t ", "urls": [URL]}, ["body", "claim"], "claim is blank"),
+    ({"claim": 5, "urls": [URL]}, ["body", "claim"], "valid string"),
+    ({"claim": "c", "urls": []}, ["body", "urls"], "at least 1 item"),
+    ({"claim": "c", "urls": URL}, ["body", "urls"], "valid list"),
+    ({"claim": "c", "urls": [URL], "model": "x"}, ["body", "model"], "Extra inputs"),
+    ({"claim": "c", "urls": ["file:///etc/passwd"]}, ["body", "urls"], "urls[0] must be an http or https URL"),
+    ({"claim": "c", "urls": [URL, "ftp://example.org/x"]}, ["body", "urls"], "urls[1] must be an http or https"),
+    ({"claim": "c", "urls": ["example.org/no-scheme"]}, ["body", "urls"], "http or https URL with a host"),
+    ({"claim": "c", "urls": ["http:///no-host"]}, ["body", "urls"], "with a host"),
+    ({"claim": "c", "urls": ["http://example.org:99999/"]}, ["body", "urls"], "not a valid URL"),
+    ({"claim": "c", "urls": ["http://example.org/" + "a" * 2048]}, ["body", "urls"], "longer than 2048"),
+    ([{"claim": "c", "urls": [URL]}], ["body"], "dictionary"),
+])
+def test_bad_body_is_422_with_the_field_and_reason(body, where, words):
+    fake = FakeVerify()
+    response = post(app_with(fake), body)
+    assert response.status_code == 422
+    errors = response.json()["detail"]
+    assert any(e["loc"] == where and words in e["msg"] for e in errors), errors
+    assert fake.calls == []
+
+
+def test_invalid_json_is_422():
+    response = post(app_with(), content=b'{"claim": "c", "urls": [', headers={"content-type": "application/json"})
+    assert response.status_code == 422 and response.json()["detail"][0]["type"] == "json_invalid"
+
+
+def test_422_does_not_echo_the_input():
+    response = post(app_with(), {"claim": "c", "urls": [URL], "secret_field": FAKE_TOKEN})
+    assert response.status_code == 422 and FAKE_TOKEN not in response.text
+
+
+def test_too_many_urls_is_422_naming_the_limit():
+    response = post(app_with(max_urls=3), {"claim": "c", "urls": [URL] * 4})
+    assert response.status_code == 422
+    assert "at most 3 items" in response.json()["detail"][0]["msg"]
+    assert post(app_with(max_urls=3), {"claim": "c", "urls": [URL] * 3}).status_code == 200
+
+
+def test_too_long_claim_is_422_naming_the_limit():
+    response = post(app_with(max_claim_chars=50), {"claim": "é" * 51, "urls": [URL]})
+    assert response.status_code == 422
+    assert "at most 50 characters" in response.json()["detail"][0]["msg"]
+    assert post(app_with(max_claim_chars=50), {"claim": "é" * 50, "urls": [URL]}).status_code == 200
+
+
+# --- 413: oversized body, refused before parsing ----------------------------------------------------------
+
+def test_oversized_body_is_413_before_parsing():
+    fake = FakeVerify()
+    body = json.dumps({"claim": "c" * 2000, "urls": [URL]}).encode()
+    response = post(app_with(fake, max_body_bytes=1024), content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 413
+    assert response.json() == {"detail": "request body is larger than 1024 bytes (API_MAX_BODY_BYTES)"}
+    assert fake.calls == []
+
+
+def test_oversized_chunked_body_without_length_is_413():
+    async def chunks():
+        for _ in range(10):
+            yield b"x" * 200   # not even JSON: the size is refused before any parsing
+    fake = FakeVerify()
+    response = post(app_with(fake, max_body_bytes=1024), content=chunks(), headers={"content-type": "application/json"})
+    assert response.status_code == 413 and fake.calls == []
+
+
+def test_body_at_the_limit_is_parsed():
+    body = json.dumps({"claim": "c", "urls": [URL]}).encode()
+    ok = post(app_with(max_body_bytes=len(body)), content=body, headers={"content-type": "application/json"})
+    over = post(app_with(max_body_bytes=len(body) - 1), content=body, headers={"content-type": "application/json"})
+    assert (ok.status_code, over.status_code) == (200, 413)
+
+
+def test_non_numeric_content_length_is_400():
+    response = post(app_with(), content=b"{}", headers={"content-type": "application/json", "content-length": "x"})
+    assert response.status_code == 400 and "Content-Length" in response.json()["detail"]
+
+
+# --- 503: a required setting is missing ------------------------------------------------------------------
+
+def test_missing_token_is_503_naming_the_variable_not_a_value(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_TOKEN)
+
+    def needs_crawlbase(claim, urls):
+        config.secret("CRAWLBASE_JS_TOKEN", "set it to crawl pages that need JavaScript")
+    response = post(app_with(FakeVerify(needs_crawlbase)), {"claim": "c", "urls": [URL]})
+    assert response.status_code == 503
+    assert response.json()["detail"] == ("CRAWLBASE_JS_TOKEN is not set: set it to crawl pages that need "
+                                         "JavaScript")
+    assert FAKE_TOKEN not in response.text
+
+
+# --- 429 and 504: the concurrency bound and the deadline -------------------------------------------------
+
+def test_excess_request_waits_then_gets_429_with_retry_after():
+    gate = threading.Event()
+    fake = FakeVerify(gate=gate)
+    app = app_with(fake, concurrency=1, queue_timeout=0.3)
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            first = asyncio.create_task(client.post("/verify", json={"claim": "first", "urls": [URL]}))
+            await asyncio.sleep(0.1)
+            second = await client.post("/verify", json={"claim": "second", "urls": [URL]})
+            gate.set()
+            return await first, second
+    first, second = asyncio.run(scenario())
+    assert first.status_code == 200 and first.json()["claim"] == "first"
+    assert second.status_code == 429 and second.headers["retry-after"] == "1"
+    assert "API_CONCURRENCY" in second.json()["detail"]
+    assert [claim for claim, _ in fake.calls] == ["first"]
+
+
+def test_queued_request_runs_when_a_slot_frees_in_time():
+    gate = threading.Event()
+    app = app_with(FakeVerify(gate=gate), concurrency=1, queue_timeout=5)
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            both = asyncio.gather(*(client.post("/verify", json={"claim": c, "urls": [URL]}) for c in "ab"))
+            await asyncio.sleep(0.2)
+            gate.set()
+            return await both
+    assert [r.status_code for r in asyncio.run(scenario())] == [200, 200]
+
+
+def test_slow_verification_is_504_and_keeps_its_slot_until_it_really_ends():
+    gate = threading.Event()
+    fake = FakeVerify(gate=gate)
+    app = app_with(fake, concurrency=1, deadline=0.2, queue_timeout=0.2)
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            slow = await client.post("/verify", json={"claim": "slow", "urls": [URL]})
+            blocked = await client.post("/verify", json={"claim": "next", "urls": [URL]})  # slot still busy
+            gate.set()
+            for _ in range(50):
+                await asyncio.sleep(0.05)
+                after = await client.post("/verify", json={"claim": "after", "urls": [URL]})
+                if after.status_code == 200:
+                    break
+            return slow, blocked, after
+    slow, blocked, after = asyncio.run(scenario())
+    assert slow.status_code == 504 and slow.json()["detail"] == "verification took longer than 0.2 s (API_DEADLINE)"
+    assert blocked.status_code == 429
+    assert after.status_code == 200
+
+
+# --- upstream failures: a labelled verdict, not an error -------------------------------------------------
+
+def test_cache_miss_in_replay_mode_is_a_labelled_verdict():
+    fake = FakeVerify(error=CacheMiss("judge (model m, key abc) is not in json_cache.json and CITECHECK_OFFLINE=1"))
+    response = post(app_with(fake), {"claim": "c", "urls": [URL, "http://example.com/"]})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["overall"] == "unreachable"
+    assert [(c["url"], c["label"], c["reason"]) for c in body["citations"]] == [
+        (URL, "unreachable", "cache_miss"), ("http://example.com/", "unreachable", "cache_miss")]
+
+
+def test_unexpected_error_is_500_without_its_message(monkeypatch, caplog):
+    monkeypatch.setenv("CRAWLBASE_TOKEN", FAKE_TOKEN)
+    fake = FakeVerify(error=RuntimeError(f"GET https://api.example/?token={FAKE_TOKEN} failed"))
+    with caplog.at_level(logging.DEBUG):
+        response = post(app_with(fake), {"claim": "c", "urls": [URL]})
+    assert response.status_code == 500 and response.json() == {"detail": "internal error (RuntimeError); see the server log"}
+    assert "<CRAWLBASE_TOKEN>" in caplog.text and FAKE_TOKEN not in caplog.text
+
+
+# --- secrets never in a response or a log line -----------------------------------------------------------
+
+def test_token_never_in_any_response_or_log_line(monkeypatch, caplog):
+    for name in config.SECRETS:
+        monkeypatch.setenv(name, FAKE_TOKEN)
+    leaky = [config.MissingSetting("OPENAI_API_KEY", f"value was {FAKE_TOKEN}"),
+             CacheMiss(f"call with {FAKE_TOKEN} missed"), ValueError(FAKE_TOKEN), None]
+    responses = []
+    with caplog.at_level(logging.DEBUG):
+        for error in leaky:
+            app = app_with(FakeVerify(error=error), max_body_bytes=4096)
+            responses += send(app, ("POST", "/verify", {"json": {"claim": FAKE_TOKEN, "urls": [URL]}}),
+                              ("POST", f"/verify?token={FAKE_TOKEN}", {"json": {"claim": "c", "urls": [URL]}}),
+                              ("POST", "/verify", {"json": {"claim": "c", "urls": [URL], "k": FAKE_TOKEN}}),
+                              ("POST", "/verify", {"content": FAKE_TOKEN.encode() * 500}),
+                              ("GET", "/health", {}))
+    statuses = {r.status_code for r in responses}
+    assert {200, 413, 422, 500, 503} <= statuses
+    leaked = [r for r in responses if FAKE_TOKEN in r.text and r.request.content.find(FAKE_TOKEN.encode()) < 0]
+    assert leaked == []
+    server_side = [r for r in caplog.records if not r.name.startswith(("httpx", "httpcore"))]  # not the client
+    assert server_side and all(FAKE_TOKEN not in record.getMessage() for record in server_side)
+
+
+def test_each_request_is_logged_without_its_body(caplog):
+    with caplog.at_level(logging.INFO, logger="citecheck.api"):
+        post(app_with(), {"claim": "a distinctive claim", "urls": [URL]})
+    lines = [r.getMessage() for r in caplog.records if r.name == "citecheck.api"]
+    assert len(lines) == 1 and lines[0].startswith("POST /verify -> 200 in ")
+    assert "distinctive" not in caplog.text
+
+
+# --- configuration and the command ----------------------------------------------------------------------
+
+def test_limits_default_from_config_and_bad_values_name_the_variable(monkeypatch):
+    assert Limits.from_config() == Limits()
+    monkeypatch.setenv("API_MAX_URLS", "25")
+    monkeypatch.setenv("API_DEADLINE", "1.5")
+    assert (Limits.from_config().max_urls, Limits.from_config().deadline) == (25, 1.5)
+    for name, bad in [("API_MAX_URLS", "0"), ("API_CONCURRENCY", "two"), ("API_MAX_BODY_BYTES", "1.5"),
+                      ("API_DEADLINE", "-1")]:
+        monkeypatch.setenv(name, bad)
+        with pytest.raises(ValueError, match=name):
+            Limits.from_config()
+        monkeypatch.delenv(name)
+
+
+def test_serve_help_and_bad_port():
+    help_text = subprocess.run([sys.executable, "-m", "citecheck", "serve", "--help"],
+                               capture_output=True, text=True, timeout=60)
+    assert help_text.returncode == 0 and "--dry-run" in help_text.stdout and "127.0.0.1" in help_text.stdout
+    bad = subprocess.run([sys.executable, "-m", "citecheck", "serve", "--port", "70000"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "--port must be between 1 and 65535" in bad.stderr
