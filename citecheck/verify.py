@@ -1,0 +1,126 @@
+"""verify: one claim against its cited URLs — fetch, passages, retrieval, JSON judge, guard, aggregate.
+
+Rules:
+- The page speaks first. When fetch settles a citation (404, 410, soft 404, homepage redirect, PDF,
+  empty page, crawl failure) the judge is not asked and confidence is null: no model answered.
+- Otherwise the page is cut into passages of at most 200 words, the 3 most similar to the claim are
+  shown to the JSON judge, and the guard keeps its verdict only if the quote is in those passages.
+- A failure of the outside world is a labelled row, never an exception: a judge that cannot be
+  reached → not_found / judge_unavailable; a fetch that raises a network error → unreachable /
+  crawl_failed; a URL the SSRF guard refuses → unreachable / blocked_url (a host that does not
+  resolve → crawl_failed). Cache problems (an offline miss, a corrupt file) and missing settings do
+  raise: they are the operator's to fix, and the message says how.
+- One label per claim: any contradicted → contradicted; else any supported → supported; else all
+  unreachable → unreachable; else not_found (`aggregate.overall`).
+
+Reasons this stage adds to DESIGN.md's list: `empty_page` (the page has no readable text),
+`judge_unavailable`, `judge_output_invalid` (the judge's text broke the JSON contract; the detail is
+kept in the trace, the row carries the bare code) and `blocked_url`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass, field
+
+import httpx
+
+from . import netguard
+from .aggregate import overall
+from .fetch import FetchResult, fetch
+from .guard import guard
+from .judges import JudgeUnavailable, json_judge
+from .passages import split_passages
+from .retrieval import rank
+
+FIELDS = ("url", "label", "evidence_quote", "confidence", "final_url", "original_status", "rid", "reason")
+
+
+@dataclass
+class Trace:
+    """Every step of one claim-URL check, for notebooks and debugging; `row` is what verify returns."""
+    claim: str
+    url: str
+    row: dict
+    page: FetchResult | None = None
+    passages: list[str] = field(default_factory=list)   # the whole page, in page order
+    shown: list[str] = field(default_factory=list)      # the top passages the judge saw, best first
+    scores: list[float] = field(default_factory=list)   # their cosine similarities to the claim
+    judged: dict | None = None                          # the judge's verdict before the guard
+
+
+def _row(url: str, page: FetchResult | None, label: str, reason: str | None,
+         quote: str | None = None, confidence: float | None = None) -> dict:
+    return {"url": url, "label": label, "evidence_quote": quote, "confidence": confidence,
+            "final_url": page.final_url if page else None,
+            "original_status": page.original_status if page else None,
+            "rid": page.rid if page else None, "reason": reason}
+
+
+def _fetch(claim: str, url: str) -> FetchResult | Trace:
+    """The page, or a finished Trace when fetching failed in a way that settles the citation."""
+    try:
+        return fetch(url)
+    except netguard.BlockedURL as exc:
+        reason = "crawl_failed" if exc.reason == "dns" else "blocked_url"
+        return Trace(claim, url, _row(url, None, "unreachable", reason))
+    except (httpx.HTTPError, OSError):
+        return Trace(claim, url, _row(url, None, "unreachable", "crawl_failed"))
+
+
+def trace_citation(claim: str, url: str) -> Trace:
+    """Check one claim-URL pair and keep every intermediate step (see module rules)."""
+    page = _fetch(claim, url)
+    if isinstance(page, Trace):
+        return page
+    if page.label is not None:
+        return Trace(claim, url, _row(url, page, page.label, page.reason), page)
+    passages = split_passages(page.markdown)
+    if not passages:
+        return Trace(claim, url, _row(url, page, "not_found", "empty_page"), page)
+    ranked = rank(claim, passages)
+    shown = [passages[i] for i, _ in ranked]
+    trace = Trace(claim, url, {}, page, passages, shown, [round(s, 4) for _, s in ranked])
+    try:
+        trace.judged = json_judge(claim, shown)
+    except JudgeUnavailable:
+        trace.row = _row(url, page, "not_found", "judge_unavailable")
+        return trace
+    kept = guard(trace.judged, shown)
+    reason = kept["reason"].split(":")[0] if kept["reason"] else None
+    trace.row = _row(url, page, kept["label"], reason, kept["evidence_quote"], kept["confidence"])
+    return trace
+
+
+def verify_citation(claim: str, url: str) -> dict:
+    """One claim-URL pair -> {url, label, evidence_quote, confidence, final_url, original_status, rid,
+    reason}; network and judge failures become labelled rows, never exceptions."""
+    return trace_citation(claim, url).row
+
+
+def verify_claim(claim: str, urls: list[str]) -> dict:
+    """{claim, overall, citations}: each URL checked in order, one label for the claim."""
+    citations = [verify_citation(claim, url) for url in urls]
+    return {"claim": claim, "overall": overall(c["label"] for c in citations), "citations": citations}
+
+
+# ---------------------------------------------------------------- CLI: python -m citecheck verify
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--claim", required=True, help="the claim the citations should support")
+    parser.add_argument("--url", required=True, action="append", dest="urls", metavar="URL",
+                        help="a cited URL (repeat for each citation)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the verify JSON for one claim; a blank claim or a non-http(s) URL is a one-line error."""
+    claim = args.claim.strip()
+    if not claim:
+        raise ValueError("--claim must not be empty")
+    for url in args.urls:
+        try:
+            netguard.check_url(url, allow_private=True)   # scheme and host only; addresses are fetch's
+        except netguard.BlockedURL as exc:
+            raise ValueError(f"--url {url!r} is not an http(s) URL with a host ({exc})") from None
+    print(json.dumps(verify_claim(claim, args.urls), indent=2, ensure_ascii=False))
+    return 0
