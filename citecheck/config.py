@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-SECRETS = ("TYPESAFE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN")
+SECRETS = ("TYPESAFE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN",
+           "JUDGE_SERVER_KEY")
 
 LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 """The model the local judge serves, and so the one every published cached answer came from."""
