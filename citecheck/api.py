@@ -305,17 +305,41 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be between 1 and 65535, got {args.port}")
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    if args.dry_run:
-        _start_dry_run()
-    app = create_app()
-    if args.host not in ("127.0.0.1", "::1", "localhost"):
-        print(f"citecheck serve: binding {args.host}: reachable from the network, not only this machine",
-              file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    fixture = start_dry_run() if args.dry_run else None
+    try:
+        app = create_app()
+        warm_up()
+        if args.host not in ("127.0.0.1", "::1", "localhost"):
+            print(f"citecheck serve: binding {args.host}: reachable from the network, not only this machine",
+                  file=sys.stderr)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    finally:
+        if fixture is not None:
+            fixture.stop()
     return 0
 
 
-def _start_dry_run() -> None:
-    """Replay only, and let the fetcher reach the fixture site (and nothing else private)."""
+def warm_up() -> None:
+    """Import the pipeline and load the retrieval model now, so the first request is not the slow one."""
+    from . import retrieval, verify  # noqa: F401
+    retrieval.model()
+
+
+def start_dry_run():
+    """Replay only (CITECHECK_OFFLINE=1), start the fixture site and let the fetcher reach it — only it.
+
+    Returns the running fixture site (see citecheck.site); a request the cache does not hold answers
+    a labelled verdict (unreachable / cache_miss), never a live call.
+    """
+    from . import site
+
+    if not config.cache_path().is_file():
+        raise FileNotFoundError(f"serve --dry-run replays {config.cache_path()}, which does not exist here: "
+                                "run it from the repository root or set CITECHECK_CACHE")
+    fixture = site.start()
+    origins = [o for o in config.get("CITECHECK_ALLOW_HOSTS").split(",") if o.strip()]
     os.environ["CITECHECK_OFFLINE"] = "1"
-    print("citecheck serve: dry run: replaying the cache (CITECHECK_OFFLINE=1)", file=sys.stderr)
+    os.environ["CITECHECK_ALLOW_HOSTS"] = ",".join([*origins, f"{fixture.host}:{fixture.port}"])
+    print(f"citecheck serve: dry run: replaying {config.cache_path()} (CITECHECK_OFFLINE=1); "
+          f"fixture site at {fixture.base_url}", file=sys.stderr)
+    return fixture
