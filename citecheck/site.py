@@ -104,7 +104,8 @@ def _handler(root: Path, routes: dict[str, dict]) -> type[BaseHTTPRequestHandler
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             if with_body:
-                self.wfile.write(body)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # client gave up (timeouts)
+                    self.wfile.write(body)
 
         def do_GET(self):  # noqa: N802 (http.server's naming)
             self._answer(True)
