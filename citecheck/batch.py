@@ -28,8 +28,9 @@ from . import audit, config
 
 CSV_COLUMNS = ("id", "claim", "url", "label", "reason", "confidence", "evidence_quote", "final_url",
                "original_status", "rid", "overall")
-RETRY_REASONS = frozenset({"crawl_failed", "judge_unavailable", "check_failed"})
-"""Reasons that describe our failure to look, not the page: a resumed batch tries these again."""
+RETRY_REASONS = frozenset({"crawl_failed", "dns_failure", "blocked_address", "judge_unavailable", "check_failed"})
+"""Reasons that describe our failure to look, not the page (fetch does not cache them either):
+a resumed batch tries these again."""
 
 Verify = Callable[[str, str], dict]
 
@@ -141,6 +142,23 @@ def precision_lines(rows: list[dict]) -> list[str]:
             f"reachable_precision={_ratio(c['supported'], reachable)}"]
 
 
+# ---------------------------------------------------------------- review
+
+def needs_review(row: dict, threshold: float) -> bool:
+    """A model's verdict below the threshold goes to a person (a guarded one has confidence 0); a
+    citation the page settled (dead link, PDF, homepage redirect: no model asked) does not."""
+    return row.get("confidence") is not None and row["confidence"] < threshold
+
+
+def review_share(rows: list[dict], thresholds: list[float]) -> list[dict]:
+    """For each threshold: how many citations, and what share of all, would go to a person."""
+    out = []
+    for threshold in thresholds:
+        n = sum(needs_review(row, threshold) for row in rows)
+        out.append({"threshold": threshold, "to_review": n, "share": round(n / len(rows), 4) if rows else 0.0})
+    return out
+
+
 # ---------------------------------------------------------------- running
 
 def _default_verify(claim: str, url: str) -> dict:
@@ -148,13 +166,20 @@ def _default_verify(claim: str, url: str) -> dict:
     return verify_citation(claim, url)
 
 
+def _setting_errors() -> tuple[type[BaseException], ...]:
+    """Failures every citation would repeat (a cache miss offline, a missing or rejected key): they stop
+    the batch with one clear error instead of filling it with identical rows; what was decided stays."""
+    from .cache import CacheError
+    from .fetch import CrawlbaseRejected
+    return (CacheError, config.MissingSetting, CrawlbaseRejected)
+
+
 def check_one(verify: Verify, claim: str, url: str) -> dict:
     """One citation -> a row; an unexpected failure becomes a labelled row (reason check_failed)."""
-    from .cache import CacheError
     try:
         result = dict(verify(claim, url))
-    except CacheError:
-        raise                        # offline replay without the call: the whole batch must say so
+    except _setting_errors():
+        raise
     except Exception as exc:         # noqa: BLE001 - one citation's failure must not stop the batch
         result = {"label": "not_found", "reason": "check_failed",
                   "evidence_quote": config.redact(f"{type(exc).__name__}: {exc}")[:300]}

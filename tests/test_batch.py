@@ -16,6 +16,8 @@ import pytest
 
 from citecheck import batch
 from citecheck.cache import CacheMiss
+from citecheck.config import MissingSetting
+from citecheck.fetch import CrawlbaseRejected
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,13 +117,15 @@ def test_a_failing_citation_becomes_a_labelled_row(tmp_path):
     assert len(result.rows) == 6
 
 
-def test_a_cache_miss_stops_the_batch_but_keeps_what_was_decided(tmp_path):
+@pytest.mark.parametrize("error", [CacheMiss("judge call is not in json_cache.json"),
+                                   MissingSetting("OPENAI_API_KEY"), CrawlbaseRejected("CRAWLBASE_TOKEN was rejected")])
+def test_a_setting_problem_stops_the_batch_but_keeps_what_was_decided(tmp_path, error):
     def offline(claim, url):
         if "/maybe/" in url:
-            raise CacheMiss("judge call is not in json_cache.json")
+            raise error
         return fake_verify(claim, url)
     path = write_jsonl(tmp_path / "b.jsonl", CLAIMS)
-    with pytest.raises(CacheMiss):
+    with pytest.raises(type(error)):
         batch.run_batch(path, verify=offline, concurrency=1)
     again = batch.run_batch(path, verify=fake_verify)
     assert (again.reused, again.decided) == (5, 1)
@@ -253,3 +257,16 @@ def test_cli_rejects_a_file_with_no_valid_claim(tmp_path):
     assert done.returncode == 1
     assert "line 1: not valid JSON" in done.stderr and 'line 2: missing "claim", "urls"' in done.stderr
     assert done.stderr.strip().splitlines()[-1].endswith("no valid claims to check")
+
+
+# ---------------------------------------------------------------- review threshold
+
+def test_only_model_verdicts_below_the_threshold_go_to_a_person():
+    rows = [{"label": "supported", "confidence": 0.95}, {"label": "contradicted", "confidence": 0.6},
+            {"label": "not_found", "confidence": 0.0},           # guarded: the quote was not on the page
+            {"label": "unreachable", "confidence": None}, {"label": "not_found", "confidence": None}]
+    assert [batch.needs_review(r, 0.8) for r in rows] == [False, True, True, False, False]
+    assert batch.review_share(rows, [0.0, 0.5, 0.8, 1.0]) == [
+        {"threshold": 0.0, "to_review": 0, "share": 0.0}, {"threshold": 0.5, "to_review": 1, "share": 0.2},
+        {"threshold": 0.8, "to_review": 2, "share": 0.4}, {"threshold": 1.0, "to_review": 3, "share": 0.6}]
+    assert batch.review_share([], [0.8]) == [{"threshold": 0.8, "to_review": 0, "share": 0.0}]

@@ -1,0 +1,113 @@
+"""Batch throughput at several concurrency levels against stand-ins with injected latency.
+
+A script that prints numbers, not a timed test:
+
+    .venv/bin/python benchmarks/bench_batch.py                 # both modes, 200 citations, 1 2 4 8
+    .venv/bin/python benchmarks/bench_batch.py --mode sleep --citations 400
+
+Modes:
+- sleep: each citation sleeps crawl-ms then judge-ms in place of the pipeline, so the table measures
+  the batch machinery alone (thread pool, journal writes, ordering).
+- http:  the real pipeline (`verify.verify_citation`: crawlbase SDK -> Crawling-API stand-in, passages,
+  MiniLM retrieval, httpx -> OpenAI-compatible judge stand-in, guard), each stand-in on 127.0.0.1
+  answering after its injected latency. A fresh cache and audit DB per level, so nothing is replayed.
+
+Ideal throughput = concurrency / (crawl + judge latency). Each level runs in its own process so the
+peak RSS column is that level's alone.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+
+def write_claims(path: Path, citations: int, base_url: str) -> None:
+    """`citations` distinct URLs, two per claim, so no crawl is answered from the cache."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for i in range(0, citations, 2):
+            urls = [f"{base_url}/articles/boiling-point?copy={j}" for j in range(i, min(i + 2, citations))]
+            handle.write(json.dumps({"id": f"b{i // 2}", "claim": "At sea level, pure water boils at 100 °C.",
+                                     "urls": urls}) + "\n")
+
+
+def sleep_verify(crawl: float, judge: float):
+    def verify(claim: str, url: str) -> dict:
+        time.sleep(crawl)
+        time.sleep(judge)
+        return {"url": url, "label": "supported", "confidence": 0.9, "evidence_quote": "boils at 100 °C"}
+    return verify
+
+
+def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: float) -> dict:
+    """One batch in this process; returns the measurements."""
+    from citecheck import batch
+    work = Path(tempfile.mkdtemp(prefix="bench-batch-"))
+    os.environ.update({"CITECHECK_CACHE": str(work / "cache.json"), "AUDIT_DB": str(work / "audit.db")})
+    os.environ.pop("CITECHECK_OFFLINE", None)
+    if mode == "sleep":
+        write_claims(work / "claims.jsonl", citations, "http://bench.invalid")
+        started = time.perf_counter()
+        result = batch.run_batch(work / "claims.jsonl", verify=sleep_verify(crawl, judge), concurrency=concurrency)
+    else:
+        with http_standins(crawl, judge) as site_url:
+            write_claims(work / "claims.jsonl", citations, site_url)
+            from citecheck import retrieval
+            retrieval.embed(["warm the model up before the clock starts"])
+            started = time.perf_counter()
+            result = batch.run_batch(work / "claims.jsonl", concurrency=concurrency)
+    seconds = time.perf_counter() - started
+    labels = batch.counts(result.rows)
+    return {"mode": mode, "concurrency": concurrency, "citations": len(result.rows), "seconds": seconds,
+            "supported": labels["supported"],
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def http_standins(crawl: float, judge: float):
+    raise SystemExit("http mode needs the Crawling-API stand-in (tests/standins/crawlbase.py)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=("sleep", "http", "both"), default="both")
+    parser.add_argument("--citations", type=int, default=200)
+    parser.add_argument("--crawl-ms", type=int, default=200)
+    parser.add_argument("--judge-ms", type=int, default=300)
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    crawl, judge = args.crawl_ms / 1000, args.judge_ms / 1000
+    if args.child:
+        print(json.dumps(run_level(args.mode, args.levels[0], args.citations, crawl, judge)))
+        return 0
+    modes = ("sleep", "http") if args.mode == "both" else (args.mode,)
+    print(f"{args.citations} citations, {args.crawl_ms} ms per crawl + {args.judge_ms} ms per judge call\n")
+    print("| mode | concurrency | seconds | citations/s | ideal/s | % of ideal | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for mode in modes:
+        for level in args.levels:
+            child = subprocess.run([sys.executable, __file__, "--child", "--mode", mode, "--levels", str(level),
+                                    "--citations", str(args.citations), "--crawl-ms", str(args.crawl_ms),
+                                    "--judge-ms", str(args.judge_ms)],
+                                   capture_output=True, text=True, cwd=ROOT)
+            if child.returncode != 0:
+                print(f"| {mode} | {level} | failed: {child.stderr.strip().splitlines()[-1:]} |")
+                continue
+            m = json.loads(child.stdout.strip().splitlines()[-1])
+            rate, ideal = m["citations"] / m["seconds"], level / (crawl + judge)
+            print(f"| {mode} | {level} | {m['seconds']:.1f} | {rate:.2f} | {ideal:.2f} | {100 * rate / ideal:.0f}% "
+                  f"| {m['peak_rss_mib']:.0f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
