@@ -12,8 +12,10 @@ stamp=.venv/.citecheck-requirements
 want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "installing requirements into .venv (first time: a few minutes)…"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -r requirements.txt
+  log=.venv/pip-install.log
+  if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -r requirements.txt; } > "$log" 2>&1; then
+    tail -n 40 "$log"; echo "setup.sh: pip install failed; the whole log is in $log" >&2; exit 1
+  fi
   echo "$want" > "$stamp"
 fi
 [ "${1:-}" = "--install-only" ] && exit 0
