@@ -119,12 +119,17 @@ def classify(url: str, final_url: str | None, status: int | None, text: str) -> 
     return None, None
 
 
-def _settled(url: str, final_url: str | None, status: int | None, markdown: str, rid: str | None,
-             backend: str) -> FetchResult:
+def _classified(url: str, final_url: str | None, status: int | None, markdown: str, rid: str | None,
+                backend: str) -> FetchResult:
     label, reason = classify(url, final_url, status, markdown)
-    if label is None and non_space(markdown) == 0:
-        label, reason = "not_found", "empty_page"
     return FetchResult(url, final_url, status, markdown, rid, label, reason, backend)
+
+
+def _final(result: FetchResult) -> FetchResult:
+    """The last word on a page: no label and no text at all -> not_found / empty_page."""
+    if result.label is None and non_space(result.markdown) == 0:
+        return FetchResult(**{**result.to_dict(), "label": "not_found", "reason": "empty_page"})
+    return result
 
 
 def _failed(url: str, final_url: str | None, status: int | None, backend: str, reason: str = "crawl_failed",
@@ -236,7 +241,7 @@ def _direct_attempt(url: str, client, max_bytes: int) -> FetchResult | _Transien
             markdown = readable_markdown(text, current)
         else:
             return _failed(url, current, status, "direct", "unsupported_content", "not_found")
-        return _settled(url, current, status, markdown, None, "direct")
+        return _final(_classified(url, current, status, markdown, None, "direct"))
     return _failed(url, current, None, "direct", "too_many_redirects")
 
 
@@ -341,7 +346,8 @@ def _call(api, url: str, options: dict, sleep, token_name: str) -> _Crawl:
     markdown = (body.decode("utf-8", errors="replace") if isinstance(body, bytes) else str(body or "")).strip()
     status = _int(_header(headers, "original_status"))
     settle_status = status if status is not None else cb_status
-    result = _settled(url, _header(headers, "url") or url, settle_status, markdown, headers.get("rid"), "crawlbase")
+    result = _classified(url, _header(headers, "url") or url, settle_status, markdown, headers.get("rid"),
+                         "crawlbase")
     return _Crawl("page", FetchResult(**{**result.to_dict(), "original_status": status}))
 
 
@@ -381,7 +387,7 @@ def _fetch_crawlbase(url: str, sleep: Callable[[float], None]) -> FetchResult:
             crawl = rendered
     if crawl.kind in ("failed", "down"):
         raise _Uncached(crawl.result)
-    return crawl.result
+    return _final(crawl.result)
 
 
 # --- entry point -----------------------------------------------------------------------------
