@@ -5,17 +5,15 @@ Rules:
   empty page, crawl failure) the judge is not asked and confidence is null: no model answered.
 - Otherwise the page is cut into passages of at most 200 words, the 3 most similar to the claim are
   shown to the JSON judge, and the guard keeps its verdict only if the quote is in those passages.
-- A failure of the outside world is a labelled row, never an exception: a judge that cannot be
-  reached → not_found / judge_unavailable; a fetch that raises a network error → unreachable /
-  crawl_failed; a URL the SSRF guard refuses → unreachable / blocked_url (a host that does not
-  resolve → crawl_failed). Cache problems (an offline miss, a corrupt file) and missing settings do
-  raise: they are the operator's to fix, and the message says how.
+- A failure of the outside world is a labelled row, never an exception: fetch labels its own
+  (crawl_failed, dns_failure, blocked_address, invalid_url, …: see citecheck.fetch), and a judge that
+  cannot be reached → not_found / judge_unavailable. Cache problems (an offline miss, a corrupt file)
+  and missing settings do raise: they are the operator's to fix, and the message says how.
 - One label per claim: any contradicted → contradicted; else any supported → supported; else all
   unreachable → unreachable; else not_found (`aggregate.overall`).
 
-Reasons this stage adds to DESIGN.md's list: `empty_page` (the page has no readable text),
-`judge_unavailable`, `judge_output_invalid` (the judge's text broke the JSON contract; the detail is
-kept in the trace, the row carries the bare code) and `blocked_url`.
+Reasons this stage adds to DESIGN.md's list: `judge_unavailable` and `judge_output_invalid` (the
+judge's text broke the JSON contract; the detail is kept in the trace, the row carries the bare code).
 """
 from __future__ import annotations
 
@@ -57,26 +55,16 @@ def _row(url: str, page: FetchResult | None, label: str, reason: str | None,
             "rid": page.rid if page else None, "reason": reason}
 
 
-def _fetch(claim: str, url: str) -> FetchResult | Trace:
-    """The page, or a finished Trace when fetching failed in a way that settles the citation."""
-    try:
-        return fetch(url)
-    except netguard.BlockedURL as exc:
-        reason = "crawl_failed" if exc.reason == "dns" else "blocked_url"
-        return Trace(claim, url, _row(url, None, "unreachable", reason))
-    except (httpx.HTTPError, OSError):
-        return Trace(claim, url, _row(url, None, "unreachable", "crawl_failed"))
-
-
 def trace_citation(claim: str, url: str) -> Trace:
     """Check one claim-URL pair and keep every intermediate step (see module rules)."""
-    page = _fetch(claim, url)
-    if isinstance(page, Trace):
-        return page
+    try:
+        page = fetch(url)
+    except (httpx.HTTPError, OSError):      # fetch labels its own failures; this is the last net
+        return Trace(claim, url, _row(url, None, "unreachable", "crawl_failed"))
     if page.label is not None:
         return Trace(claim, url, _row(url, page, page.label, page.reason), page)
     passages = split_passages(page.markdown)
-    if not passages:
+    if not passages:                        # fetch labels empty pages; kept for any other backend
         return Trace(claim, url, _row(url, page, "not_found", "empty_page"), page)
     ranked = rank(claim, passages)
     shown = [passages[i] for i, _ in ranked]

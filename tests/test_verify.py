@@ -1,0 +1,197 @@
+"""verify: the whole live-web flow against the fixture site on 127.0.0.1 and a judge stand-in."""
+import json
+import re
+
+import pytest
+from standins.judge import free_port, judge_standin, verdict_json
+
+from citecheck import cli, fetch, site
+from citecheck.cache import CacheMiss
+from citecheck.verify import FIELDS, trace_citation, verify_citation, verify_claim
+
+HUNDRED = "Water boils at 100 °C at sea level."
+FIFTY = "Water boils at 50 °C at sea level."
+SETTLED = [row for row in site.pages(include_test_only=True) if row["label"]]
+
+
+def first_sentence_shown(body: dict) -> str:
+    """The first sentence of passage [1] in the judge's prompt: a quote that is really on the page."""
+    prompt = body["messages"][1]["content"]
+    passage = prompt.split("\n[1] ", 1)[1].split("\n\n[2] ", 1)[0]
+    return re.split(r"(?<=[.!?])\s", passage.strip(), maxsplit=1)[0]
+
+
+def quoting(label, confidence=0.9):
+    return lambda body: verdict_json(label, first_sentence_shown(body), confidence)
+
+
+@pytest.fixture(scope="module")
+def fixture_site():
+    with site.start(port=0) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def judge_server():
+    with judge_standin() as server:
+        yield server
+
+
+@pytest.fixture
+def judge(judge_server, fixture_site, monkeypatch):
+    judge_server.script.reset()
+    judge_server.requests.clear()
+    monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")          # the fixture site is on 127.0.0.1
+    monkeypatch.setattr(fetch, "BACKOFF", (0.0, 0.0))           # retries without the waiting
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url + "/v1")
+    return judge_server.script
+
+
+@pytest.fixture
+def url(fixture_site):
+    return fixture_site.url
+
+
+def test_the_fixture_site_has_every_failure_mode():
+    reasons = {row["reason"] for row in SETTLED}
+    assert {"http_404", "http_410", "redirected_to_homepage", "soft_404", "pdf_unsupported",
+            "empty_page", "crawl_failed"} <= reasons
+
+
+@pytest.mark.parametrize("page", SETTLED, ids=[row["path"] for row in SETTLED])
+def test_pages_that_settle_the_citation_skip_the_judge(judge, judge_server, url, page):
+    row = verify_citation(HUNDRED, url(page["path"]))
+    assert (row["label"], row["reason"]) == (page["label"], page["reason"])
+    assert row["confidence"] is None and row["evidence_quote"] is None
+    assert judge_server.requests == []
+
+
+def test_row_has_exactly_the_contract_fields(judge, url):
+    row = verify_citation(HUNDRED, url("/articles/boiling-point"))
+    assert tuple(row) == FIELDS
+    assert row["url"] == url("/articles/boiling-point") and row["original_status"] == 200
+
+
+def test_supported_with_a_quote_from_the_page(judge, judge_server, url):
+    judge.content = quoting("supported", 0.93)
+    trace = trace_citation(HUNDRED, url("/articles/boiling-point"))
+    row = trace.row
+    assert row["label"] == "supported" and row["reason"] is None and row["confidence"] == 0.93
+    assert row["evidence_quote"] in trace.shown[0]
+    (request,) = judge_server.requests
+    body = request.json()
+    assert request.path == "/v1/chat/completions"
+    assert body["response_format"]["json_schema"]["strict"] is True
+    assert body["messages"][1]["content"].startswith(f"Claim: {HUNDRED}\n\nPassages:\n[1] ")
+    assert len(trace.shown) == 3 and all(p in trace.passages for p in trace.shown)
+    assert trace.scores == sorted(trace.scores, reverse=True)
+
+
+def test_the_judge_sees_the_top_3_passages_best_first(judge, judge_server, url):
+    trace = trace_citation(HUNDRED, url("/articles/boiling-point"))
+    prompt = judge_server.requests[0].json()["messages"][1]["content"]
+    assert prompt == f"Claim: {HUNDRED}\n\nPassages:\n" + "\n\n".join(
+        f"[{n}] {text}" for n, text in enumerate(trace.shown, 1))
+    assert "100 °C" in trace.shown[0]
+
+
+def test_evidence_in_the_second_best_passage_is_still_shown(judge, url):
+    claim = "At 3,000 metres above sea level water boils at roughly 90 °C."
+    trace = trace_citation(claim, url("/guides/cooking-at-altitude"))
+    assert len(trace.passages) > 3
+    assert any("3,000 metres" in p for p in trace.shown)
+
+
+def test_a_redirect_to_the_live_article_is_judged(judge, url):
+    judge.content = quoting("supported")
+    row = verify_citation(HUNDRED, url("/articles/water-boiling-point"))
+    assert row["final_url"] == url("/articles/boiling-point") and row["label"] == "supported"
+
+
+def test_hallucinated_quote_is_caught_by_the_guard(judge, url):
+    judge.content = verdict_json("supported", "Water boils at 100 °C everywhere on Earth.", 0.99)
+    trace = trace_citation(HUNDRED, url("/articles/boiling-point"))
+    assert trace.judged["label"] == "supported"
+    assert trace.row["label"] == "not_found" and trace.row["evidence_quote"] is None
+    assert trace.row["confidence"] == 0.0 and trace.row["reason"] == "evidence_quote_not_in_source"
+
+
+def test_malformed_judge_output_is_a_labelled_row(judge, url):
+    judge.content = "Supported, I am fairly sure."
+    trace = trace_citation(HUNDRED, url("/articles/boiling-point"))
+    assert trace.row["label"] == "not_found" and trace.row["reason"] == "judge_output_invalid"
+    assert trace.judged["reason"] == "judge_output_invalid: not JSON"
+
+
+@pytest.mark.parametrize("status", [401, 500])
+def test_judge_failing_is_a_labelled_row(judge, url, status):
+    judge.status = status
+    row = verify_citation(HUNDRED, url("/articles/boiling-point"))
+    assert (row["label"], row["reason"], row["confidence"]) == ("not_found", "judge_unavailable", None)
+    assert row["original_status"] == 200
+
+
+def test_judge_unreachable_is_a_labelled_row(judge, url, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    row = verify_citation(HUNDRED, url("/articles/boiling-point"))
+    assert (row["label"], row["reason"]) == ("not_found", "judge_unavailable")
+
+
+def test_a_refused_address_is_a_labelled_row(judge, url, monkeypatch):
+    monkeypatch.delenv("CITECHECK_ALLOW_PRIVATE")
+    row = verify_citation(HUNDRED, url("/articles/boiling-point"))
+    assert (row["label"], row["reason"]) == ("unreachable", "blocked_address")
+
+
+def test_the_boiling_point_story(judge, url):
+    judge.content = quoting("contradicted", 0.9)
+    fifty = verify_claim(FIFTY, [url("/articles/boiling-point")])
+    assert fifty["overall"] == "contradicted"
+    judge.content = quoting("supported", 0.95)
+    hundred = verify_claim(HUNDRED, [url("/articles/boiling-point"), url("/articles/boiling-point-table-2019")])
+    assert hundred["claim"] == HUNDRED
+    assert [c["label"] for c in hundred["citations"]] == ["supported", "unreachable"]
+    assert hundred["overall"] == "supported"
+
+
+def test_every_citation_dead_is_unreachable_and_no_citations_is_not_found(judge, url):
+    dead = verify_claim(HUNDRED, [url("/articles/boiling-point-table-2019"), url("/articles/kettle-scale-myths")])
+    assert dead["overall"] == "unreachable"
+    assert verify_claim(HUNDRED, []) == {"claim": HUNDRED, "overall": "not_found", "citations": []}
+
+
+def test_offline_replays_fetch_and_judge_from_the_cache(judge, url, monkeypatch):
+    judge.content = quoting("supported", 0.95)
+    urls = [url("/articles/boiling-point"), url("/articles/kettle-scale-myths")]
+    live = verify_claim(HUNDRED, urls)
+    monkeypatch.setenv("CITECHECK_OFFLINE", "1")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    assert verify_claim(HUNDRED, urls) == live
+    with pytest.raises(CacheMiss):
+        verify_claim("Water boils at 90 °C at sea level.", urls[:1])
+
+
+def test_cli_prints_the_verify_json(judge, url, capsys):
+    judge.content = quoting("supported", 0.95)
+    code = cli.main(["verify", "--claim", HUNDRED, "--url", url("/articles/boiling-point"),
+                     "--url", url("/articles/boiling-point-table-2019")])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["overall"] == "supported" and list(out) == ["claim", "overall", "citations"]
+    assert [tuple(c) for c in out["citations"]] == [FIELDS, FIELDS]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--claim", "  ", "--url", "http://127.0.0.1:1/x"], "--claim must not be empty"),
+    (["--claim", "c", "--url", "ftp://example.com/x"], "is not an http(s) URL"),
+    (["--claim", "c", "--url", "not a url"], "is not an http(s) URL"),
+])
+def test_cli_bad_input_is_one_line_on_stderr(argv, message, capsys):
+    assert cli.main(["verify", *argv]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and err.startswith("citecheck verify: error:")
+
+
+def test_cli_needs_a_url(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["verify", "--claim", "c"])
+    assert exit_.value.code == 2 and "--url" in capsys.readouterr().err
