@@ -242,7 +242,8 @@ def at_threshold(confidence: list[float], correct: list[bool], threshold: float)
     """Accepted (confidence >= threshold) vs sent to review, and the accepted verdicts' accuracy."""
     accepted = [ok for c, ok in zip(confidence, correct, strict=True) if c >= threshold]
     n = len(confidence)
-    return {"threshold": threshold, "accepted": len(accepted), "review": n - len(accepted),
+    return {"threshold": threshold, "accepted": len(accepted), "accepted_correct": sum(accepted),
+            "review": n - len(accepted),
             "accepted_share": len(accepted) / n if n else math.nan,
             "accepted_accuracy": sum(accepted) / len(accepted) if accepted else math.nan}
 
@@ -260,3 +261,64 @@ def choose_threshold(confidence: list[float], correct: list[bool], target: float
         if point["accepted"] >= min_accepted and point["accepted_accuracy"] >= target:
             return t
     return None
+
+
+# ---------------------------------------------------------------- tables over judge records
+
+JUDGES = ("choice", "json")
+
+
+def _select(records: list[dict], split: str, judge: str) -> list[dict]:
+    return [r for r in records if r["split"] == split and r["judge"] == judge]
+
+
+def accuracy_table(records: list[dict]) -> list[dict]:
+    """Per split and judge: rows, accuracy with its 95 % Wilson interval, and the two baselines
+    (always "supported"; always the majority gold class of that split)."""
+    out = []
+    for split in SPLITS:
+        for judge in JUDGES:
+            rows = _select(records, split, judge)
+            gold = [r["gold"] for r in rows]
+            right = sum(r["correct"] for r in rows)
+            lo, hi = wilson(right, len(rows))
+            out.append({"split": split, "judge": judge, "rows": len(rows), "correct": right,
+                        "accuracy": right / len(rows) if rows else math.nan, "ci_low": lo, "ci_high": hi,
+                        "always_supported": accuracy(gold, ["supported"] * len(gold)),
+                        "majority": max((gold.count(c) for c in CLASSES), default=0) / len(gold)
+                        if gold else math.nan})
+    return out
+
+
+def calibration_table(records: list[dict], n_bins: int = N_BINS) -> list[dict]:
+    """Per split and judge: ECE, mean confidence and accuracy."""
+    out = []
+    for split in SPLITS:
+        for judge in JUDGES:
+            rows = _select(records, split, judge)
+            conf, ok = [r["confidence"] for r in rows], [r["correct"] for r in rows]
+            out.append({"split": split, "judge": judge, "rows": len(rows), "ece": ece(conf, ok, n_bins),
+                        "mean_confidence": sum(conf) / len(conf) if conf else math.nan,
+                        "accuracy": sum(ok) / len(ok) if ok else math.nan})
+    return out
+
+
+def threshold_table(records: list[dict], target: float = TARGET_PRECISION,
+                    min_accepted: int = MIN_ACCEPTED) -> list[dict]:
+    """Per judge: the threshold chosen on the tune split for `target`, and what it does on the report
+    split (accepted, sent to review, accepted accuracy with its Wilson interval)."""
+    out = []
+    for judge in JUDGES:
+        tune, report = _select(records, "tune", judge), _select(records, "report", judge)
+        t = choose_threshold([r["confidence"] for r in tune], [r["correct"] for r in tune], target, min_accepted)
+        row = {"judge": judge, "target": target, "threshold": t}
+        if t is None:
+            out.append({**row, "accepted": 0, "review": len(report), "review_share": 1.0,
+                        "accepted_accuracy": math.nan, "ci_low": math.nan, "ci_high": math.nan})
+            continue
+        point = at_threshold([r["confidence"] for r in report], [r["correct"] for r in report], t)
+        lo, hi = wilson(point["accepted_correct"], point["accepted"])
+        out.append({**row, "accepted": point["accepted"], "review": point["review"],
+                    "review_share": point["review"] / len(report) if report else math.nan,
+                    "accepted_accuracy": point["accepted_accuracy"], "ci_low": lo, "ci_high": hi})
+    return out

@@ -72,3 +72,80 @@ def confidence_by_label(rows: list[dict], threshold: float, *, label_key: str = 
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     return fig
+
+
+SERIES_COLOURS = ("#1565c0", "#ad1457", "#00838f", "#6d4c41")
+"""Colours for compared series (judges, retrievers), in the order the series are given."""
+
+
+def grouped_bars(table: dict[str, dict], *, xlabel: str, ylabel: str, title: str) -> Figure:
+    """Bars grouped by x value, one colour per series: `table` maps series -> {x: value in 0..1}."""
+    fig = Figure(figsize=(6.0, 3.0))
+    ax = fig.add_subplot()
+    xs = sorted({x for values in table.values() for x in values})
+    width = 0.8 / max(len(table), 1)
+    for n, (series, values) in enumerate(table.items()):
+        offsets = [i + (n - (len(table) - 1) / 2) * width for i in range(len(xs))]
+        bars = ax.bar(offsets, [values.get(x, 0) for x in xs], width, label=series,
+                      color=SERIES_COLOURS[n % len(SERIES_COLOURS)])
+        ax.bar_label(bars, fmt="%.2f", padding=2, fontsize=8)
+    ax.set_xticks(range(len(xs)), [str(x) for x in xs])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1.12)
+    ax.set_title(title)
+    ax.legend(loc="lower right", frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def reliability_diagram(bins: dict[str, list[dict]], title: str = "Reliability") -> Figure:
+    """One panel per series: accuracy of each confidence bin ({lo, hi, n, accuracy}) against the
+    diagonal a perfectly calibrated judge would follow; each bar is labelled with its count."""
+    fig = Figure(figsize=(7.5, 3.4))
+    axes = fig.subplots(1, len(bins), sharey=True, squeeze=False)[0]
+    for n, (ax, (series, rows)) in enumerate(zip(axes, bins.items())):
+        ax.plot([0, 1], [0, 1], color="#9e9e9e", linestyle="--", linewidth=1)
+        filled = [b for b in rows if b["n"]]
+        bars = ax.bar([(b["lo"] + b["hi"]) / 2 for b in filled], [b["accuracy"] for b in filled],
+                      [b["hi"] - b["lo"] for b in filled], color=SERIES_COLOURS[n % len(SERIES_COLOURS)],
+                      edgecolor="white", alpha=0.85)
+        ax.bar_label(bars, labels=[f"n={b['n']}" for b in filled], padding=2, fontsize=7)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.12)
+        ax.set_xlabel("confidence")
+        ax.set_title(series)
+        ax.spines[["top", "right"]].set_visible(False)
+    axes[0].set_ylabel("accuracy in bin")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def threshold_sweep(curves: dict[str, list[dict]], threshold: float, *, target: float | None = None,
+                    title: str = "What AUTO_ACCEPT buys") -> Figure:
+    """Left: accuracy of the accepted verdicts; right: share accepted, as the threshold goes 0 -> 1.
+
+    One line per series (points {threshold, accepted_accuracy, accepted_share}); the current
+    AUTO_ACCEPT is the dashed line, and a target precision, when given, a dotted one."""
+    fig = Figure(figsize=(7.5, 3.4))
+    left, right = fig.subplots(1, 2, sharex=True)
+    for n, (series, points) in enumerate(curves.items()):
+        colour = SERIES_COLOURS[n % len(SERIES_COLOURS)]
+        xs = [p["threshold"] for p in points]
+        left.plot(xs, [p["accepted_accuracy"] for p in points], color=colour, label=series)
+        right.plot(xs, [p["accepted_share"] for p in points], color=colour, label=series)
+    for ax, ylabel in ((left, "accuracy of accepted"), (right, "share accepted")):
+        ax.axvline(threshold, color="#e65100", linestyle="--", linewidth=1)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("AUTO_ACCEPT")
+        ax.set_ylabel(ylabel)
+        ax.spines[["top", "right"]].set_visible(False)
+    if target is not None:
+        left.axhline(target, color="#757575", linestyle=":", linewidth=1)
+    left.legend(loc="lower left", frameon=False)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
