@@ -62,6 +62,20 @@ class Backend(Protocol):
              temperature: float, seed: int | None) -> dict: ...
 
 
+_timing = threading.local()
+
+
+def _call_model(backend: Backend, method: str, *args, **kwargs):
+    """One model call under the backend's lock; its compute seconds (lock wait excluded) are summed
+    per request and sent back as the `x-judge-seconds` header."""
+    with backend.lock:
+        started = time.perf_counter()
+        try:
+            return getattr(backend, method)(*args, **kwargs)
+        finally:
+            _timing.seconds = getattr(_timing, "seconds", 0.0) + time.perf_counter() - started
+
+
 class ApiError(Exception):
     def __init__(self, status: int, message: str, kind: str = "invalid_request_error"):
         super().__init__(message)
@@ -116,8 +130,7 @@ def answer_systemone(backend: Backend, body: Any, calibration: dict[str, dict[st
     answers, input_tokens = {}, 0
     for name, (kind, instructions, criteria) in parsed.items():
         messages = local_model.choice_messages(body["state"], instructions, criteria)
-        with backend.lock:
-            logprobs, n_prompt = backend.option_logprobs(messages, list(criteria))
+        logprobs, n_prompt = _call_model(backend, "option_logprobs", messages, list(criteria))
         input_tokens += n_prompt
         if kind == "noul":
             answers[name] = {"type": "noul", "noul": local_model.readout(logprobs)["probabilities"]["yes"]}
@@ -179,9 +192,8 @@ def answer_chat(backend: Backend, body: Any) -> dict:
         raise ApiError(400, "max_tokens must be a positive integer")
     seed = body.get("seed")
     try:
-        with backend.lock:
-            out = backend.chat(messages, schema=schema, json_mode=json_mode, max_tokens=max_tokens,
-                               temperature=float(temperature), seed=seed if isinstance(seed, int) else None)
+        out = _call_model(backend, "chat", messages, schema=schema, json_mode=json_mode, max_tokens=max_tokens,
+                          temperature=float(temperature), seed=seed if isinstance(seed, int) else None)
     except ValueError as exc:          # schema the grammar compiler rejects, prompt too long
         raise ApiError(422, str(exc)) from None
     return {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
@@ -197,6 +209,13 @@ def models_body(backend: Backend) -> dict:
     return {"object": "list",
             "data": [{"id": backend.name, "object": "model", "created": 0, "owned_by": "citecheck-local"}],
             "models": [{"name": backend.name, "description": MODEL_DESCRIPTION, "release_date": RELEASE_DATE}]}
+
+
+def health_body(server: "JudgeServer") -> dict:
+    """Status, the served model, the calibrated questions' offsets, and the process's peak RSS."""
+    import resource
+    return {"status": "ok", "model": server.backend.name, "calibration": server.calibration,
+            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
 # ---------------------------------------------------------------- HTTP
@@ -229,12 +248,17 @@ class JudgeHandler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("x-typesafe-request-id", uuid.uuid4().hex)
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("x-typesafe-request-id", uuid.uuid4().hex)
+            self.send_header("x-judge-seconds", f"{getattr(_timing, 'seconds', 0.0):.3f}")
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):     # the client gave up (e.g. its timeout)
+            self.close_connection = True
+            self.log_message("client disconnected before the %d answer was sent", status)
 
     def _error(self, error: ApiError) -> None:
         self._send(error.status, {"error": {"message": error.message, "type": error.kind, "code": error.status}})
@@ -273,9 +297,10 @@ class JudgeHandler(BaseHTTPRequestHandler):
     def _route(self, method: str) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         backend = self.server.backend
+        _timing.seconds = 0.0
         try:
             if method == "GET" and path == "/health":
-                return self._send(200, {"status": "ok", "model": backend.name})
+                return self._send(200, health_body(self.server))
             if path not in ("/v1/models", "/v1/systemone", "/v1/chat/completions"):
                 raise ApiError(404, f"no endpoint {method} {path or '/'}", "not_found")
             if not self._authorised():

@@ -139,14 +139,15 @@ def render_state(state: Any) -> str:
     return _as_text(state)
 
 
-def choice_messages(state: Any, instructions: Any, criteria: dict[str, Any]) -> list[dict]:
+def choice_messages(state: Any, instructions: Any, criteria: dict[str, Any], *,
+                    system: str = CHOICE_SYSTEM) -> list[dict]:
     """System + user message for a choice question: the input first, then the question and its options."""
     lines = [render_state(state), "", f"Question: {_as_text(instructions) if instructions else 'Which option applies?'}",
              "Options:"]
     for label, description in criteria.items():
         lines.append(f"- {label}: {_as_text(description)}" if description is not None else f"- {label}")
     lines.append(f"Answer with exactly one of: {', '.join(criteria)}.")
-    return [{"role": "system", "content": CHOICE_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)}]
 
 
 NOUL_OPTIONS = ("yes", "no")

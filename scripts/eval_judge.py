@@ -1,0 +1,342 @@
+"""Evaluate prompt and readout variants of the local Choice judge and print accuracy per class.
+
+    .venv/bin/python scripts/eval_judge.py [--wice-rows 40] [--wice-report] [--variants base,...]
+                                          [--write-calibration]
+
+Data and rules:
+- RFC: data/rfc_pairs.jsonl (36 hand-labelled RFC 7519 claim/section pairs, 12 per class);
+  WiCE: ../shared/data/wice/dev.jsonl, gold `supported` vs not (partially_supported and
+  not_supported are "not supported"), the judge reading the pipeline's MiniLM top-3 passages.
+- Split: 0-based line index even -> tune (everything is chosen there), odd -> report.
+- Readouts over the same forward pass: raw; `mean` (subtract each option's mean log-prob over the
+  tune calls of that dataset); `fit` (offsets grid-searched for tune accuracy). Offsets always come
+  from the tune split and are scored on both splits.
+- WiCE is binary: the prediction is right when (answer == supports) == (gold == supported).
+- Baseline: always answer "supports". Latency is the server's compute seconds per call (lock wait
+  excluded); a row's variants run back to back, so prompts sharing a prefix reuse the KV cache.
+- The model calls go to a running judge server (`python -m citecheck judge-server`): what is
+  measured is what is served.
+- --write-calibration stores the `fit` offsets of the production question, fitted jointly on RFC
+  tune and WiCE tune, in data/judge_calibration.json, which the server loads at start.
+Raw log-probabilities are kept in build/eval_judge/raw.jsonl so a re-run only computes new prompts.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import itertools
+import json
+import math
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from citecheck import judges, local_model, matching, sources  # noqa: E402
+
+RFC_PAIRS = ROOT / "data" / "rfc_pairs.jsonl"
+WICE_DEV = ROOT.parent / "shared" / "data" / "wice" / "dev.jsonl"
+RAW = ROOT / "build" / "eval_judge" / "raw.jsonl"
+OPTIONS = tuple(judges.CHOICE_CRITERIA)
+GRID = [x / 4 for x in range(-16, 17)]          # offsets from -4 to +4 in steps of 0.25
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One prompt: the question's wording and options, where the claim sits, what source text is shown."""
+    name: str
+    note: str
+    instructions: str = judges.CHOICE_INSTRUCTIONS
+    criteria: tuple = tuple(judges.CHOICE_CRITERIA.items())
+    source_first: bool | None = None       # None: judges.choice_state's own order (production)
+    context: str = "section"               # RFC only: "section" or "neighbourhood" of the quote
+    datasets: tuple = ("rfc", "wice")
+
+    def state(self, claim: str, source: str) -> dict:
+        if self.source_first is None:
+            return judges.choice_state(claim, source)
+        return {"source": source, "claim": claim} if self.source_first else {"claim": claim, "source": source}
+
+
+CRITERIA_EXPLICIT = (
+    ("supports", "The source explicitly says what the claim says, including its details."),
+    ("contradicts", "The source explicitly says something that cannot be true at the same time as the claim."),
+    ("says_nothing", "The source is about something else, or does not settle whether the claim is true."),
+)
+VARIANTS = [
+    Variant("base", "production prompt: judges.py question, state as choice_state() orders it"),
+    Variant("source_first", "source block before the claim block", source_first=True),
+    Variant("criteria_explicit", "explicit criteria wording", criteria=CRITERIA_EXPLICIT),
+    Variant("options_reversed", "options listed says_nothing, contradicts, supports",
+            criteria=tuple(reversed(tuple(judges.CHOICE_CRITERIA.items())))),
+    Variant("neighbourhood", "RFC: the quote's sentence +-2 sentences instead of the whole section",
+            context="neighbourhood", datasets=("rfc",)),
+]
+
+
+# ---------------------------------------------------------------- data
+
+@dataclass
+class Row:
+    dataset: str
+    id: str
+    split: str
+    gold: str            # rfc: supports/contradicts/says_nothing; wice: supported/partially_supported/not_supported
+    claim: str
+    sources: dict = field(default_factory=dict)     # context -> text
+
+
+_SENTENCE_END = re.compile(r"(?<=[.;:])\s+(?=[A-Z\"(])")
+
+
+def neighbourhood(section_text: str, quote: str, around: int = 2) -> str:
+    """The sentence(s) holding the quote and `around` sentences either side, from normalised text."""
+    text, needle = matching.normalise(section_text), matching.normalise(quote)
+    start = text.index(needle)
+    sentences, pos, spans = _SENTENCE_END.split(text), 0, []
+    for sentence in sentences:
+        begin = text.index(sentence, pos)
+        spans.append((begin, begin + len(sentence)))
+        pos = begin + len(sentence)
+    hit = [i for i, (b, e) in enumerate(spans) if e > start and b < start + len(needle)]
+    lo, hi = max(0, hit[0] - around), min(len(spans), hit[-1] + around + 1)
+    return " ".join(sentences[lo:hi])
+
+
+def rfc_rows() -> list[Row]:
+    document = sources.load(ROOT / "data" / "rfc7519.txt")
+    rows = []
+    for i, line in enumerate(RFC_PAIRS.read_text(encoding="utf-8").splitlines()):
+        pair = json.loads(line)
+        section = document.sections[pair["section"]].text
+        rows.append(Row("rfc", pair["id"], ("tune", "report")[i % 2], pair["label"], pair["claim"],
+                        {"section": section, "neighbourhood": neighbourhood(section, pair["quote"])}))
+    return rows
+
+
+def wice_rows(per_split: int, splits: tuple[str, ...]) -> list[Row]:
+    """The first `per_split` rows of each split in file order, shown the MiniLM top-3 passages."""
+    from citecheck import passages, retrieval
+    rows, taken = [], {s: 0 for s in splits}
+    for i, line in enumerate(WICE_DEV.read_text(encoding="utf-8").splitlines()):
+        split = ("tune", "report")[i % 2]
+        if split not in taken or taken[split] >= per_split:
+            continue
+        taken[split] += 1
+        raw = json.loads(line)
+        page = "\n\n".join(" ".join(s.split()) for s in raw["evidence"])
+        top = retrieval.top_passages(raw["claim"], passages.split_passages(page))
+        rows.append(Row("wice", f"W{i:03d}", split, raw["label"], raw["claim"], {"section": "\n\n".join(top)}))
+    return rows
+
+
+# ---------------------------------------------------------------- model calls (memoised on disk)
+
+class Runner:
+    """Asks the running judge server (the production path: same rendering, same readout).
+
+    The server's calibration (listed by /health) is undone, so the log-probabilities kept here are raw
+    up to a per-call constant, which no readout depends on.
+    """
+
+    def __init__(self, endpoint: str):
+        import httpx
+        self.http = httpx.Client(base_url=endpoint, timeout=600)
+        try:
+            health = self.http.get("/health").json()
+        except httpx.HTTPError:
+            raise SystemExit(f"no judge server at {endpoint}: start one with `python -m citecheck judge-server`")
+        self.model, self.calibration = health["model"], health.get("calibration", {})
+        self.memo: dict[str, dict] = {}
+        if RAW.exists():
+            for line in RAW.read_text(encoding="utf-8").splitlines():
+                entry = json.loads(line)
+                self.memo[entry["key"]] = entry
+
+    def logprobs(self, state: dict, instructions: str, criteria: dict) -> dict:
+        messages = local_model.choice_messages(state, instructions, criteria)
+        key = hashlib.sha256(json.dumps([local_model.MODEL_SHA256, messages, list(criteria)]).encode()).hexdigest()
+        if key not in self.memo:
+            body = {"model": self.model, "state": state,
+                    "questions": {"q": {"type": "choice", "instructions": instructions, "criteria": criteria}}}
+            response = self.http.post("/v1/systemone", json=body)
+            response.raise_for_status()
+            data = response.json()
+            offsets = self.calibration.get(local_model.question_key(instructions, criteria), {})
+            probabilities = data["answers"]["q"]["probabilities"]
+            entry = {"key": key, "logprobs": {o: math.log(max(p, 1e-300)) + offsets.get(o, 0.0)
+                                              for o, p in probabilities.items()},
+                     "tokens": data["usage"]["input_tokens"],
+                     "seconds": float(response.headers.get("x-judge-seconds", "nan"))}
+            RAW.parent.mkdir(parents=True, exist_ok=True)
+            with open(RAW, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry) + "\n")
+            self.memo[key] = entry
+        return self.memo[key]
+
+
+def run_variants(runner: Runner, rows: list[Row], variants: list[Variant]) -> dict[tuple, dict]:
+    """{(variant, row id): memo entry}; each row's variants run back to back (shared prefixes)."""
+    out = {}
+    for n, row in enumerate(rows, 1):
+        for v in variants:
+            if row.dataset not in v.datasets:
+                continue
+            source = row.sources.get(v.context, row.sources["section"])
+            out[(v.name, row.id)] = runner.logprobs(v.state(row.claim, source), v.instructions, dict(v.criteria))
+        print(f"\r  {rows[0].dataset}: {n}/{len(rows)} rows", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return out
+
+
+# ---------------------------------------------------------------- readouts and scores
+
+def correct(row: Row, answer: str) -> bool:
+    if row.dataset == "rfc":
+        return answer == row.gold
+    return (answer == "supports") == (row.gold == "supported")
+
+
+def predict(entry: dict, offsets: dict | None) -> str:
+    return local_model.readout(entry["logprobs"], offsets)["choice"]
+
+
+def accuracy(rows: list[Row], results: dict, variant: str, offsets: dict | None) -> float:
+    scored = [correct(r, predict(results[(variant, r.id)], offsets)) for r in rows if (variant, r.id) in results]
+    return sum(scored) / len(scored) if scored else float("nan")
+
+
+def mean_offsets(rows: list[Row], results: dict, variant: str) -> dict:
+    entries = [results[(variant, r.id)]["logprobs"] for r in rows if (variant, r.id) in results]
+    return {o: statistics.fmean(e[o] for e in entries) for o in OPTIONS} if entries else {}
+
+
+def fit_offsets(groups: list[tuple[list[Row], dict]], variant: str) -> dict:
+    """Offsets (supports fixed at 0) maximising the mean tune accuracy over the groups; ties -> smallest."""
+    best, best_key = {o: 0.0 for o in OPTIONS}, None
+    for a, b in itertools.product(GRID, GRID):
+        offsets = {"supports": 0.0, "contradicts": a, "says_nothing": b}
+        score = statistics.fmean(accuracy(rows, results, variant, offsets) for rows, results in groups)
+        key = (score, -(abs(a) + abs(b)))
+        if best_key is None or key > best_key:
+            best, best_key = offsets, key
+    return best
+
+
+def auroc(rows: list[Row], results: dict, variant: str, offsets: dict | None) -> float:
+    """P(supports) ranking supported above not-supported (WiCE) / supports above the rest (RFC)."""
+    pos, neg = [], []
+    for r in rows:
+        if (variant, r.id) not in results:
+            continue
+        p = local_model.readout(results[(variant, r.id)]["logprobs"], offsets)["probabilities"]["supports"]
+        (pos if r.gold in ("supports", "supported") else neg).append(p)
+    if not pos or not neg:
+        return float("nan")
+    wins = sum((p > q) + 0.5 * (p == q) for p in pos for q in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def table_rows(rows: list[Row], results: dict, variants: list[Variant], readouts: dict) -> list[dict]:
+    classes = (("supports", "contradicts", "says_nothing") if rows[0].dataset == "rfc"
+               else ("supported", "partially_supported", "not_supported"))
+    out = []
+    for v in variants:
+        for split in ("tune", "report"):
+            part = [r for r in rows if r.split == split and (v.name, r.id) in results]
+            if not part:
+                continue
+            for readout_name, offsets in readouts[v.name].items():
+                line = {"data": rows[0].dataset, "split": split, "variant": v.name, "readout": readout_name,
+                        "n": len(part)}
+                for c in classes:
+                    members = [r for r in part if r.gold == c]
+                    hits = sum(correct(r, predict(results[(v.name, r.id)], offsets)) for r in members)
+                    line[c] = f"{hits}/{len(members)}"
+                line["acc"] = accuracy(part, results, v.name, offsets)
+                line["base"] = sum(correct(r, "supports") for r in part) / len(part)
+                line["auroc"] = auroc(part, results, v.name, offsets)
+                line["s/call"] = statistics.fmean(results[(v.name, r.id)]["seconds"] for r in part)
+                out.append(line)
+    return out
+
+
+def print_table(lines: list[dict]) -> None:
+    if not lines:
+        return
+    columns = list(lines[0])
+    cells = [[f"{x:.2f}" if isinstance(x, float) else str(x) for x in line.values()] for line in lines]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    print("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
+    for row in cells:
+        print("  ".join(x.ljust(w) for x, w in zip(row, widths)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--wice-rows", type=int, default=40, help="WiCE rows per split (0: skip WiCE)")
+    parser.add_argument("--wice-report", action="store_true", help="also run WiCE report rows")
+    parser.add_argument("--wice-variants", default="base,criteria_explicit,options_reversed",
+                        help="variants run on WiCE (the others are RFC only)")
+    parser.add_argument("--variants", default=",".join(v.name for v in VARIANTS))
+    parser.add_argument("--endpoint", default="http://127.0.0.1:8765", help="the running judge server")
+    parser.add_argument("--write-calibration", action="store_true")
+    args = parser.parse_args(argv)
+    chosen = [v for v in VARIANTS if v.name in args.variants.split(",")]
+    runner = Runner(args.endpoint)
+
+    datasets = {"rfc": rfc_rows()}
+    if args.wice_rows:
+        splits = ("tune", "report") if args.wice_report else ("tune",)
+        datasets["wice"] = wice_rows(args.wice_rows, splits)
+    results, readouts = {}, {}
+    for name, rows in datasets.items():
+        variants = chosen if name == "rfc" else [v for v in chosen if v.name in args.wice_variants.split(",")]
+        rows = sorted(rows, key=lambda r: (r.sources["section"], r.id))     # same section back to back
+        results[name] = run_variants(runner, rows, variants)
+        tune = [r for r in rows if r.split == "tune"]
+        readouts[name] = {v.name: {"raw": None, "mean": mean_offsets(tune, results[name], v.name),
+                                   "fit": fit_offsets([(tune, results[name])], v.name)} for v in variants}
+
+    lines = []
+    for name, rows in datasets.items():
+        variants = [v for v in chosen if v.name in readouts[name]]
+        lines += table_rows(sorted(rows, key=lambda r: r.id), results[name], variants, readouts[name])
+    print_table(lines)
+    used = [e for part in results.values() for e in part.values()]
+    print(f"\n{len(used)} model calls (server compute seconds per call: median "
+          f"{statistics.median(e['seconds'] for e in used):.2f}, max {max(e['seconds'] for e in used):.2f}; "
+          f"prompt tokens median {statistics.median(e['tokens'] for e in used):.0f}); "
+          f"judge server peak RSS {runner.http.get('/health').json().get('peak_rss_mib')} MiB")
+    for name in readouts:
+        for v, r in readouts[name].items():
+            print(f"offsets {name}/{v}: mean={_fmt(r['mean'])} fit={_fmt(r['fit'])}")
+
+    if args.write_calibration:
+        groups = [([r for r in rows if r.split == "tune"], results[name]) for name, rows in datasets.items()]
+        offsets = fit_offsets(groups, "base")
+        key = local_model.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
+        payload = {"model": local_model.MODEL_FILE, "sha256": local_model.MODEL_SHA256,
+                   "fitted": _dt.date.today().isoformat(),
+                   "how": "scripts/eval_judge.py --write-calibration: per-option offsets subtracted from the "
+                          "log-probabilities before the softmax, grid-searched for mean tune accuracy on " +
+                          " + ".join(f"{name} tune ({len(g[0])} rows)" for name, g in zip(datasets, groups)),
+                   "questions": {key: {"instructions": judges.CHOICE_INSTRUCTIONS, "options": list(OPTIONS),
+                                       "offsets": offsets}}}
+        local_model.CALIBRATION_FILE.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {local_model.CALIBRATION_FILE.relative_to(ROOT)}: {_fmt(offsets)}")
+    return 0
+
+
+def _fmt(offsets: dict) -> str:
+    return "{" + ", ".join(f"{k}: {v:+.2f}" for k, v in offsets.items()) + "}"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

