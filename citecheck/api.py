@@ -82,6 +82,7 @@ class Verdict(BaseModel):
 class Health(BaseModel):
     status: Literal["ok"]
     offline: bool
+    fixture_site: str | None = Field(None, description="the fixture site's address in a dry run")
     limits: dict[str, int | float]
 
 
@@ -222,8 +223,9 @@ def unreachable_verdict(claim: str, urls: list[str], reason: str) -> dict:
 
 
 def create_app(verify: Callable[[str, list[str]], dict] | None = None, *,
-               limits: Limits | None = None) -> FastAPI:
-    """The ASGI app. `verify` defaults to citecheck.verify.verify_claim (tests pass a fake)."""
+               limits: Limits | None = None, fixture_site: str | None = None) -> FastAPI:
+    """The ASGI app. `verify` defaults to citecheck.verify.verify_claim (tests pass a fake);
+    `fixture_site` is the dry run's fixture-site address, shown by /health."""
     limits = limits or Limits.from_config()
     verify = verify or _default_verify
     VerifyRequest = _request_model(limits)
@@ -244,7 +246,7 @@ def create_app(verify: Callable[[str, list[str]], dict] | None = None, *,
     @app.get("/health", response_model=Health)
     async def health() -> dict:
         """Liveness, whether the cache is replay-only, and the limits in force."""
-        return {"status": "ok", "offline": config.offline(),
+        return {"status": "ok", "offline": config.offline(), "fixture_site": fixture_site,
                 "limits": {k: v for k, v in vars(limits).items()}}
 
     error_docs = {400: {"model": Problem, "description": "a Content-Length that is not a number"},
@@ -307,7 +309,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     fixture = start_dry_run() if args.dry_run else None
     try:
-        app = create_app()
+        app = create_app(fixture_site=fixture.base_url if fixture else None)
         warm_up()
         if args.host not in ("127.0.0.1", "::1", "localhost"):
             print(f"citecheck serve: binding {args.host}: reachable from the network, not only this machine",

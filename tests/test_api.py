@@ -329,3 +329,72 @@ def test_serve_help_and_bad_port():
     bad = subprocess.run([sys.executable, "-m", "citecheck", "serve", "--port", "70000"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "--port must be between 1 and 65535" in bad.stderr
+
+
+# --- integration: the real verify (fetch, netguard, judge) behind the API ---------------------------------
+
+from standins.http import StandIn  # noqa: E402
+
+from citecheck import site  # noqa: E402
+
+
+def redirecting_to(location):
+    return lambda request: (302, {"Location": location}, "")
+
+
+def rows(response):
+    return [(c["url"], c["label"], c["reason"]) for c in response.json()["citations"]]
+
+
+def test_private_and_metadata_addresses_are_refused_through_the_api():
+    with StandIn(lambda request: (200, {}, "<p>internal admin page</p>")) as internal:
+        urls = [internal.url + "/admin", "http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/",
+                "http://[::1]:9/", "http://0x7f.1/"]
+        response = post(create_app(), {"claim": "c", "urls": urls})
+        assert internal.requests == []
+    assert response.status_code == 200
+    assert rows(response) == [(url, "unreachable", "blocked_address") for url in urls]
+    assert response.json()["overall"] == "unreachable"
+
+
+def test_a_redirect_from_an_allowed_page_into_a_private_address_is_refused(monkeypatch):
+    with StandIn(lambda request: (404, {}, "<p>nothing here</p>")) as internal, \
+            StandIn(redirecting_to(internal.url + "/secret")) as into_loopback, \
+            StandIn(redirecting_to("http://169.254.169.254/latest/meta-data/")) as into_metadata, \
+            StandIn(redirecting_to("http://10.1.2.3/")) as into_private:
+        allowed = [s.url.removeprefix("http://") for s in (into_loopback, into_metadata, into_private)]
+        monkeypatch.setenv("CITECHECK_ALLOW_HOSTS", ",".join(allowed))   # stand-ins for public pages
+        urls = [into_loopback.url + "/a", into_metadata.url + "/b", into_private.url + "/c"]
+        response = post(create_app(), {"claim": "c", "urls": urls})
+        assert [len(s.requests) for s in (into_loopback, into_metadata, into_private)] == [1, 1, 1]
+        assert internal.requests == []                  # the hop was refused before it was requested
+        assert rows(response) == [(url, "unreachable", "blocked_address") for url in urls]
+
+        monkeypatch.setenv("CITECHECK_ALLOW_HOSTS", ",".join([*allowed, internal.url.removeprefix("http://")]))
+        control = post(create_app(), {"claim": "c", "urls": urls[:1]})
+        assert len(internal.requests) == 1              # allowed, the same redirect is followed
+        assert rows(control) == [(urls[0], "unreachable", "http_404")]
+
+
+def test_missing_judge_key_is_503_naming_it_and_no_key_leaks(monkeypatch, caplog):
+    monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
+    for name in ("ANTHROPIC_API_KEY", "CRAWLBASE_JS_TOKEN", "TYPESAFE_API_KEY"):
+        monkeypatch.setenv(name, FAKE_TOKEN)            # set, but not the one this judge needs
+    with site.start(port=0) as fixture, caplog.at_level(logging.DEBUG):
+        response = post(create_app(), {"claim": "Water boils at 100 °C at sea level.",
+                                       "urls": [fixture.url("/articles/boiling-point")]})
+    assert response.status_code == 503
+    assert response.json()["detail"].startswith("OPENAI_API_KEY is not set")
+    assert FAKE_TOKEN not in response.text and FAKE_TOKEN not in caplog.text
+
+
+def test_offline_cache_miss_through_the_api_is_a_labelled_verdict(monkeypatch):
+    monkeypatch.setenv("CITECHECK_OFFLINE", "1")
+    monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
+    with site.start(port=0) as fixture:
+        url = fixture.url("/articles/boiling-point")
+        response = post(create_app(), {"claim": "c", "urls": [url]})
+    assert response.status_code == 200
+    assert response.json() == {"claim": "c", "overall": "unreachable", "citations": [
+        {"url": url, "label": "unreachable", "evidence_quote": None, "confidence": None, "final_url": None,
+         "original_status": None, "rid": None, "reason": "cache_miss"}]}
