@@ -13,7 +13,8 @@ Rules:
 - Readable text under 200 non-space characters is thin: Crawlbase fetches again without readability,
   the direct fetcher falls back to the whole page's text. Crawlbase escalates to JavaScript rendering
   (CRAWLBASE_JS_TOKEN, else javascript=true) when the crawl failed (HTTP 520), the origin answered an
-  empty page (cb_status/pc_status 207) or the page is still thin, and interprets the answer again.
+  empty page (cb_status/pc_status 207) or the page is still thin, and interprets the answer again;
+  the rendered answer replaces a thin page only if it says at least as much or settles the page.
 - No text at all after that -> not_found / empty_page (an app shell whose text needs JavaScript).
   A short page that has text (a paywall teaser) keeps it: the judge will find nothing in it.
 - Timeouts, connection errors, 429 and 5xx are retried with backoff (BACKOFF), then unreachable /
@@ -232,7 +233,9 @@ def _direct_attempt(url: str, client, max_bytes: int) -> FetchResult | _Transien
                     return _failed(url, current, status, "direct", "pdf_unsupported", "not_found")
                 raw = _read_capped(response, max_bytes)
                 charset = response.charset_encoding
-        except httpx.TransportError:          # timeouts, refused / reset connections, protocol errors
+        except httpx.InvalidURL:
+            return _failed(url, current, None, "direct", "invalid_url")
+        except httpx.RequestError:            # timeouts, refused / reset connections, bad bodies
             return _Transient(current, None)
         text = _decode(raw, charset)
         if kind in ("text/plain", "text/markdown"):
@@ -254,7 +257,8 @@ def _fetch_direct(url: str, sleep: Callable[[float], None]) -> FetchResult:
             outcome = _retrying(lambda: _direct_attempt(url, client, max_bytes),
                                 lambda o: isinstance(o, _Transient), sleep)
     except netguard.BlockedURL as exc:
-        reason = "dns_failure" if exc.reason == "dns" else "blocked_address"
+        reason = {"dns": "dns_failure", "bad_url": "invalid_url", "scheme": "invalid_url"}.get(
+            exc.reason, "blocked_address")
         raise _Uncached(_failed(url, None, None, "direct", reason)) from None
     if isinstance(outcome, _Transient):
         raise _Uncached(_failed(url, outcome.final_url, outcome.status, "direct"))
@@ -335,7 +339,7 @@ def _call(api, url: str, options: dict, sleep, token_name: str) -> _Crawl:
     if code == 422:
         return _Crawl("page", _failed(url, None, None, "crawlbase", "invalid_url"))
     cb_status = _int(_header(headers, "cb_status") or _header(headers, "pc_status"))
-    if code == 520 or (cb_status is not None and cb_status >= 500):
+    if code != 200 or (cb_status is not None and cb_status >= 500):      # 520: the crawl failed
         return _Crawl("failed", _failed(url, _header(headers, "url"), _int(_header(headers, "original_status")),
                                         "crawlbase"))
     if cb_status == 207:
@@ -418,8 +422,13 @@ def fetch(url: str, *, sleep: Callable[[float], None] = time.sleep) -> FetchResu
         raise ValueError("url must be a non-empty string")
     url = url.strip()
     chosen = backend()
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        parts.port                            # raises ValueError on a non-numeric port
+        valid = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:                        # e.g. an unclosed [IPv6 or a non-numeric port
+        valid = False
+    if not valid:
         return _failed(url, None, None, chosen, "invalid_url")
     if parts.path.lower().endswith(".pdf"):
         return _failed(url, None, None, chosen, "pdf_unsupported", "not_found")

@@ -205,6 +205,20 @@ def test_api_5xx_is_retried_but_not_escalated(crawl):
     assert waits == list(BACKOFF) and all(mode(c) == "readable" for c in api.calls)
 
 
+def test_a_thin_page_beats_a_failed_rendering(crawl):
+    api = crawl(by_mode({"readable": Answer(THIN), "plain": Answer(THIN), "readable+js_token": Answer(status=520)}))
+    result = fetch.fetch(TARGET, sleep=NO_WAIT)
+    assert (result.markdown, result.label, result.rid) == (THIN, None, "rid00002")   # the plain retry's
+    assert len(api.calls) == 3
+
+
+def test_an_unexpected_api_status_is_a_failed_crawl(crawl):
+    api = crawl(lambda call: Answer(status=400))
+    result = fetch.fetch(TARGET, sleep=NO_WAIT)
+    assert (result.label, result.reason) == ("unreachable", "crawl_failed")
+    assert [mode(c) for c in api.calls] == ["readable", "readable+js_token"]
+
+
 def test_a_rejected_token_is_an_error_naming_the_variable_not_its_value(crawl, monkeypatch):
     crawl(lambda call: Answer(ARTICLE))
     monkeypatch.setenv("CRAWLBASE_TOKEN", "cbFAKEwrong-000000")
@@ -341,7 +355,8 @@ def test_direct_checks_every_redirect_hop(direct, monkeypatch):
     assert (result.label, result.reason) == ("unreachable", "blocked_address")
 
 
-@pytest.mark.parametrize("url", ["ftp://kettle.example/a", "https:///no-host", "kettle.example/a"])
+@pytest.mark.parametrize("url", ["ftp://kettle.example/a", "https:///no-host", "kettle.example/a",
+                                 "http://[::1/a", "http://kettle.example:port/a"])
 def test_a_url_that_is_not_http_with_a_host_is_invalid(url):
     result = fetch.fetch(url)
     assert (result.label, result.reason) == ("unreachable", "invalid_url")
