@@ -398,3 +398,80 @@ def test_offline_cache_miss_through_the_api_is_a_labelled_verdict(monkeypatch):
     assert response.json() == {"claim": "c", "overall": "unreachable", "citations": [
         {"url": url, "label": "unreachable", "evidence_quote": None, "confidence": None, "final_url": None,
          "original_status": None, "rid": None, "reason": "cache_miss"}]}
+
+
+# --- the dry run: `serve --dry-run` in its own process, answering from the cache -----------------------
+
+import contextlib  # noqa: E402
+import os  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from standins.judge import free_port, judge_standin, verdict_json  # noqa: E402
+
+from citecheck.verify import verify_claim  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+HUNDRED = "Water boils at 100 °C at sea level."
+
+
+@contextlib.contextmanager
+def dry_run_server(env: dict, log_path: Path):
+    """`python -m citecheck serve --dry-run` on a free loopback port; yields its base URL."""
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    with open(log_path, "w") as log:
+        server = subprocess.Popen([sys.executable, "-m", "citecheck", "serve", "--dry-run", "--port", str(port)],
+                                  cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(600):
+            assert server.poll() is None, log_path.read_text()
+            with contextlib.suppress(httpx.HTTPError):
+                httpx.get(base_url + "/health", timeout=1)
+                break
+            time.sleep(0.2)
+        yield base_url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_dry_run_replays_a_recorded_answer_with_no_keys_and_no_judge(tmp_path, monkeypatch):
+    cache = tmp_path / "cache.json"
+    monkeypatch.setenv("CITECHECK_CACHE", str(cache))
+    site_port = free_port()
+    with judge_standin() as judge, site.start(port=site_port) as fixture:   # record once, live
+        judge.script.content = verdict_json("supported", "At sea level, pure water boils at 100 °C (212 °F).", 0.95)
+        monkeypatch.setenv("OPENAI_BASE_URL", judge.url + "/v1")
+        monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
+        urls = [fixture.url("/articles/boiling-point"), fixture.url("/articles/boiling-point-table-2019")]
+        recorded = verify_claim(HUNDRED, urls)
+    assert [c["label"] for c in recorded["citations"]] == ["supported", "unreachable"]
+
+    env = {k: v for k, v in os.environ.items() if k not in config.SECRETS and k not in config.DEFAULTS}
+    env.update({"CITECHECK_CACHE": str(cache), "CITECHECK_SITE_PORT": str(site_port),
+                "OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",   # nothing there: replay only
+                "ANTHROPIC_API_KEY": FAKE_TOKEN})
+    log_path = tmp_path / "server.log"
+    with dry_run_server(env, log_path) as base_url:
+        health = httpx.get(base_url + "/health").json()
+        replayed = httpx.post(base_url + "/verify", json={"claim": HUNDRED, "urls": urls}, timeout=60)
+        missed = httpx.post(base_url + "/verify", json={"claim": "Water boils at 90 °C.", "urls": urls[:1]},
+                            timeout=60)
+        refused = httpx.post(base_url + "/verify", json={"claim": HUNDRED, "urls": ["file:///etc/passwd"]})
+    assert health["offline"] is True and health["fixture_site"] == f"http://127.0.0.1:{site_port}"
+    assert replayed.status_code == 200 and replayed.json() == recorded
+    assert missed.status_code == 200 and rows(missed) == [(urls[0], "unreachable", "cache_miss")]
+    assert refused.status_code == 422
+    log = log_path.read_text()
+    assert '"POST /verify HTTP/1.1" 200' in log and "POST /verify -> 422" in log
+    assert FAKE_TOKEN not in log and "Water boils" not in log
+
+
+def test_dry_run_without_a_cache_file_is_a_one_line_error(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in config.SECRETS}
+    env["CITECHECK_CACHE"] = str(tmp_path / "absent.json")
+    result = subprocess.run([sys.executable, "-m", "citecheck", "serve", "--dry-run", "--port", str(free_port())],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "absent.json, which does not exist here" in result.stderr and len(result.stderr.splitlines()) == 1
