@@ -9,8 +9,11 @@ Rules:
   429 no free slot within API_QUEUE_TIMEOUT seconds (Retry-After says when to retry); 503 a
   required setting is missing (the body names the variable, never a value); 504 the verification
   took longer than API_DEADLINE seconds.
-- At most API_CONCURRENCY verifications run at once; a slot is held until its work really ends,
-  even after a 504, so the bound holds.
+- At most API_CONCURRENCY verifications run at once (threads); a request waits up to
+  API_QUEUE_TIMEOUT for a slot, so the slowest answer takes API_QUEUE_TIMEOUT + API_DEADLINE. A slot
+  is held until its work really ends, even after a 504, so the bound holds.
+- Private addresses are refused by the fetcher (netguard, on every redirect hop), which labels the
+  citation unreachable / blocked_address; the API itself refuses non-http(s) URLs with 422.
 - Nothing secret is echoed: error texts pass through `config.redact`, request bodies are never
   logged, and 422 details carry no input.
 - `serve` binds 127.0.0.1 by default; `serve --dry-run` replays the cache (CITECHECK_OFFLINE=1)
@@ -20,6 +23,7 @@ Rules:
 import argparse
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import math
 import os
@@ -233,7 +237,12 @@ def create_app(verify: Callable[[str, list[str]], dict] | None = None, *,
                                                     thread_name_prefix="verify")
     slots = asyncio.Semaphore(limits.concurrency)
 
-    app = FastAPI(title="citecheck", version="0.1.0",
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        yield
+        workers.shutdown(wait=False, cancel_futures=True)
+
+    app = FastAPI(title="citecheck", version="0.1.0", lifespan=lifespan,
                   description="Verify an LLM's cited URLs against a claim (the live-web flow).")
     app.state.limits = limits
 
