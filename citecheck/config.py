@@ -94,6 +94,13 @@ def use_local_models() -> None:
     os.environ.update(LOCAL_MODEL_ENV)
 
 
+def allow_origin(host: str, port: int) -> None:
+    """Let the direct fetcher reach this one private origin (adds host:port to CITECHECK_ALLOW_HOSTS)."""
+    origins = [o.strip() for o in get("CITECHECK_ALLOW_HOSTS").split(",") if o.strip()]
+    if f"{host}:{port}" not in origins:
+        os.environ["CITECHECK_ALLOW_HOSTS"] = ",".join([*origins, f"{host}:{port}"])
+
+
 def cache_path() -> Path:
     return Path(get("CITECHECK_CACHE"))
 
