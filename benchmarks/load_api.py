@@ -27,13 +27,9 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_BODY = {"claim": "At sea level, pure water boils at 100 °C.",
-                "urls": ["http://127.0.0.1:8731/articles/boiling-point"]}
 
 
-def load_bodies(path: Path | None) -> list[dict]:
-    if path is None:
-        return [DEFAULT_BODY]
+def load_bodies(path: Path) -> list[dict]:
     bodies = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
@@ -98,8 +94,9 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=8, help="requests sent before the clock starts")
-    parser.add_argument("--claims", type=Path, default=None,
-                        help="JSONL of {claim, urls} to cycle through (default: one fixture-site claim)")
+    parser.add_argument("--claims", type=Path, default=ROOT / "data" / "claims.jsonl",
+                        help="JSONL of {claim, urls} to cycle through (default: data/claims.jsonl, the "
+                             "claims notebook 02 records)")
     parser.add_argument("--url", default=None, help="an already running server (default: start a dry run)")
     args = parser.parse_args()
     if args.requests < 1 or args.concurrency < 1:
