@@ -348,9 +348,8 @@ def start_dry_run():
         raise FileNotFoundError(f"serve --dry-run replays {config.cache_path()}, which does not exist here: "
                                 "run it from the repository root or set CITECHECK_CACHE")
     fixture = site.start()
-    origins = [o for o in config.get("CITECHECK_ALLOW_HOSTS").split(",") if o.strip()]
     os.environ["CITECHECK_OFFLINE"] = "1"
-    os.environ["CITECHECK_ALLOW_HOSTS"] = ",".join([*origins, f"{fixture.host}:{fixture.port}"])
+    config.allow_origin(fixture.host, fixture.port)
     print(f"citecheck serve: dry run: replaying {config.cache_path()} (CITECHECK_OFFLINE=1); "
           f"fixture site at {fixture.base_url}", file=sys.stderr)
     return fixture
