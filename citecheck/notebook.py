@@ -23,6 +23,9 @@ def setup() -> None:
     """Run from the repository root, quiet progress bars, fix pandas and matplotlib output."""
     os.chdir(ROOT)
     os.environ.update(QUIET_ENV)
+    import warnings
+    # tqdm.auto warns (with an absolute path) when ipywidgets is absent; bars are disabled anyway
+    warnings.filterwarnings("ignore", message="IProgress not found")
     import matplotlib
     import pandas as pd
     matplotlib.rcParams.update({"figure.dpi": 100, "savefig.dpi": 100, "figure.figsize": (7.5, 3.6),

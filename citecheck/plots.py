@@ -94,7 +94,7 @@ def grouped_bars(table: dict[str, dict], *, xlabel: str, ylabel: str, title: str
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 1.12)
     ax.set_title(title)
-    ax.legend(loc="lower right", frameon=False)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     return fig
