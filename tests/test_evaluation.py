@@ -137,3 +137,26 @@ def test_sweep_and_threshold_choice():
     assert ev.choose_threshold(conf, correct, target=0.9, min_accepted=1) == 0.9
     assert ev.choose_threshold(conf, correct, target=0.9, min_accepted=4) is None
     assert math.isnan(ev.at_threshold(conf, correct, 1.01)["accepted_accuracy"])
+
+
+def _records(split, judge, pairs):
+    """pairs of (confidence, correct) -> records with gold labels that make `correct` hold."""
+    return [{"split": split, "judge": judge, "confidence": c, "correct": ok,
+             "gold": "supported" if i % 2 else "not_supported"} for i, (c, ok) in enumerate(pairs)]
+
+
+def test_tables_keep_tune_and_report_apart():
+    tune = [(0.5, False)] * 5 + [(0.9, True)] * 10
+    report = [(0.5, False)] * 4 + [(0.9, True)] * 3 + [(0.95, False)] * 1
+    records = []
+    for judge in ev.JUDGES:
+        records += _records("tune", judge, tune) + _records("report", judge, report)
+    chosen = {r["judge"]: r for r in ev.threshold_table(records, target=0.9, min_accepted=10)}
+    assert chosen["choice"]["threshold"] == 0.9                      # chosen on tune (10/10 right)
+    assert (chosen["choice"]["accepted"], chosen["choice"]["review"]) == (4, 4)   # applied to report
+    assert chosen["choice"]["accepted_accuracy"] == 0.75 and chosen["choice"]["review_share"] == 0.5
+    none = ev.threshold_table(records, target=0.99, min_accepted=11)[0]
+    assert none["threshold"] is None and none["review_share"] == 1.0
+    table = {(r["split"], r["judge"]): r for r in ev.accuracy_table(records)}
+    assert table["report", "json"]["correct"] == 3 and table["report", "json"]["accuracy"] == 3 / 8
+    assert table["report", "json"]["always_supported"] == 0.5 and table["report", "json"]["majority"] == 0.5
