@@ -23,7 +23,6 @@ Rules:
 import argparse
 import asyncio
 import concurrent.futures
-import contextlib
 import logging
 import math
 import os
@@ -237,12 +236,7 @@ def create_app(verify: Callable[[str, list[str]], dict] | None = None, *,
                                                     thread_name_prefix="verify")
     slots = asyncio.Semaphore(limits.concurrency)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_app):
-        yield
-        workers.shutdown(wait=False, cancel_futures=True)
-
-    app = FastAPI(title="citecheck", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="citecheck", version="0.1.0",
                   description="Verify an LLM's cited URLs against a claim (the live-web flow).")
     app.state.limits = limits
 
