@@ -37,9 +37,11 @@ class Document:
     sections: dict[str, Section]
 
     def summary(self, citations: int | None = None) -> str:
-        """'N characters, M numbered sections[, K citations]' (appendices are not numbered)."""
+        """'N characters, M numbered sections[, K citations]' (appendices are not numbered); a
+        document without numbered headings says 'M sections'."""
         numbered = sum(1 for key in self.sections if key[:1].isdigit())
-        parts = [f"{len(self.text):,} characters", f"{numbered} numbered sections"]
+        counted = f"{numbered} numbered sections" if numbered else f"{len(self.sections)} sections"
+        parts = [f"{len(self.text):,} characters", counted]
         if citations is not None:
             parts.append(f"{citations} citations")
         return ", ".join(parts)
