@@ -28,7 +28,8 @@ from . import audit, config
 
 CSV_COLUMNS = ("id", "claim", "url", "label", "reason", "confidence", "evidence_quote", "final_url",
                "original_status", "rid", "overall")
-RETRY_REASONS = frozenset({"crawl_failed", "dns_failure", "blocked_address", "judge_unavailable", "check_failed"})
+RETRY_REASONS = frozenset({"crawl_failed", "dns_failure", "blocked_address", "blocked_url", "judge_unavailable",
+                           "check_failed"})
 """Reasons that describe our failure to look, not the page (fetch does not cache them either):
 a resumed batch tries these again."""
 

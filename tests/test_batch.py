@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from standins.crawlbase import NORMAL_TOKEN, CrawlingStandIn
+from standins.crawlbase_storage import Storage, crawlbase_standin
+from standins.judge import judge_standin, verdict_json
 
 from citecheck import batch
 from citecheck.cache import CacheMiss
@@ -270,3 +273,94 @@ def test_only_model_verdicts_below_the_threshold_go_to_a_person():
         {"threshold": 0.0, "to_review": 0, "share": 0.0}, {"threshold": 0.5, "to_review": 1, "share": 0.2},
         {"threshold": 0.8, "to_review": 2, "share": 0.4}, {"threshold": 1.0, "to_review": 3, "share": 0.6}]
     assert batch.review_share([], [0.8]) == [{"threshold": 0.8, "to_review": 0, "share": 0.0}]
+
+
+# ---------------------------------------------------------------- the real pipeline against stand-ins
+
+SEA_LEVEL = "At sea level, pure water boils at 100 °C (212 °F)."
+FAR_FROM_BOILING = "Water at 50 °C is hot enough to scald skin if you hold a hand in it, but it is far from boiling."
+
+
+def scripted_model(body: dict) -> str:
+    """The judge stand-in's 'model': quotes the page for 100 °C, contradicts 50 °C, invents a quote for
+    'invented', and finds nothing otherwise."""
+    claim, passages = body["messages"][1]["content"].split("\n\nPassages:\n", 1)
+    flat = " ".join(passages.split())
+    if "100 °C" in claim and SEA_LEVEL in flat:
+        return verdict_json("supported", SEA_LEVEL, 0.95)
+    if "50 °C" in claim and FAR_FROM_BOILING in flat:
+        return verdict_json("contradicted", FAR_FROM_BOILING, 0.72)
+    if "invented" in claim:
+        return verdict_json("supported", "Water boils at 90 degrees in every kitchen.", 0.9)
+    return verdict_json("not_found", None, 0.6)
+
+
+@pytest.fixture(scope="module")
+def fixture_site():
+    from citecheck import site
+    with site.start(port=0) as running:
+        yield running
+
+
+@pytest.fixture
+def crawlbase(fixture_site, monkeypatch):
+    """Crawling + Storage API stand-ins on one base URL, the judge stand-in, a recognisable fake token."""
+    from citecheck import fetch
+    storage = Storage()
+    with crawlbase_standin(CrawlingStandIn(), storage) as api, judge_standin() as judge:
+        judge.script.content = scripted_model
+        monkeypatch.setenv("CRAWLBASE_TOKEN", NORMAL_TOKEN)
+        monkeypatch.setenv("CRAWLBASE_API_URL", api.url)
+        monkeypatch.setenv("OPENAI_BASE_URL", judge.url + "/v1")
+        monkeypatch.setattr(fetch, "BACKOFF", (0.0, 0.0))
+        yield storage
+
+
+def test_batch_through_crawlbase_and_the_judge_writes_csv_and_audit_rows_without_the_token(
+        crawlbase, fixture_site, tmp_path, capsys):
+    from standins.judge import free_port
+    from citecheck import cli
+    url = fixture_site.url
+    path = write_jsonl(tmp_path / "claims.jsonl", [
+        {"id": "h1", "claim": "At sea level, pure water boils at 100 °C.",
+         "urls": [url("/articles/boiling-point"), url("/articles/boiling-point-table-2019")]},
+        {"id": "h2", "claim": "Water boils at 50 °C at sea level.", "urls": [url("/articles/water-boiling-point")]},
+        '{"id": "broken", "claim": "no closing brace"',
+        {"id": "h3", "claim": "An invented quote backs this claim.", "urls": [url("/articles/boiling-point")]},
+        {"id": "h4", "claim": "Steam tables list 100 °C at sea level.",
+         "urls": [url("/reports/boiling-point-survey.pdf"), url("/blog/2021/03/boiling-at-altitude"),
+                  url("/articles/steam-tables"), f"http://127.0.0.1:{free_port()}/down"]}])
+    out = tmp_path / "report.csv"
+    code = cli.main(["batch", str(path), "--out", str(out)])
+    printed = capsys.readouterr()
+    assert code == 1                                   # a line was skipped, and said so
+    assert printed.err.splitlines()[0] == f"citecheck batch: {path}: line 3: not valid JSON " \
+                                           "(Expecting ',' delimiter at column 45)"
+    assert printed.out.splitlines() == ["citation_precision=0.1250 (1/8)", "reachable_precision=0.2000 (1/5)"]
+
+    with open(out, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["id"], r["label"], r["reason"], r["overall"]) for r in rows] == [
+        ("h1", "supported", "", "supported"), ("h1", "unreachable", "http_404", "supported"),
+        ("h2", "contradicted", "", "contradicted"),
+        ("h3", "not_found", "evidence_quote_not_in_source", "not_found"),
+        ("h4", "not_found", "pdf_unsupported", "not_found"), ("h4", "not_found", "redirected_to_homepage", "not_found"),
+        ("h4", "unreachable", "soft_404", "not_found"), ("h4", "unreachable", "crawl_failed", "not_found")]
+    assert rows[0]["evidence_quote"] == SEA_LEVEL and rows[2]["final_url"] == url("/articles/boiling-point")
+
+    with sqlite3.connect(os.environ["AUDIT_DB"]) as conn:
+        audit_rows = conn.execute("SELECT id, url, label, rid, decided_at FROM citations ORDER BY rowid").fetchall()
+    assert len(audit_rows) == 8
+    rids = {u.rsplit("/", 1)[-1]: rid for _, u, _, rid, _ in audit_rows}
+    assert rids["boiling-point-survey.pdf"] == "" and rids["down"] == ""
+    assert rids["boiling-point"].startswith("rid") and rids["boiling-point"] in crawlbase.pages
+
+    # the stored page comes back by its rid through the Storage API
+    assert cli.main(["replay", rids["boiling-point"]]) == 0
+    assert "pure water boils at 100 °C" in capsys.readouterr().out
+
+    # the token is nowhere: not in the CSV, the audit DB, the cache, nor anything printed
+    assert NORMAL_TOKEN not in printed.out + printed.err
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert {p.name for p in written} >= {"report.csv", "audit.db", "json_cache.json"}
+    assert [p.name for p in written if NORMAL_TOKEN.encode() in p.read_bytes()] == []

@@ -2,8 +2,9 @@
 
 Like the real service it answers the stored HTML with `rid`, `url`, `stored_at`, `original_status`
 and `pc_status` headers (gzipped when the client accepts it), 404 for an unknown rid and 401 for a
-wrong token. The SDK builds every URL from one base, so the Crawling-API stand-in can share it:
-`storage_standin(storage, fallback=crawling_handler)` answers /storage here and the rest there.
+wrong token. The SDK builds every URL from one base, so one server answers both APIs:
+`crawlbase_standin(CrawlingStandIn(), storage)` serves /storage from `storage`, every other path from
+the Crawling-API stand-in, and keeps each page that stand-in stored (store=true) under its rid.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import itertools
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
+from .crawlbase import JS_TOKEN, NORMAL_TOKEN, CrawlingStandIn
 from .http import Recorded, StandIn
 
 
@@ -19,7 +21,7 @@ from .http import Recorded, StandIn
 class Storage:
     """The pages the stand-in holds: rid -> (url, html, original_status, stored_at)."""
 
-    tokens: tuple[str, ...] = ("standin-token",)
+    tokens: tuple[str, ...] = (NORMAL_TOKEN, JS_TOKEN)
     pages: dict[str, tuple[str, str, int, str]] = field(default_factory=dict)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
@@ -29,7 +31,7 @@ class Storage:
         return rid
 
     def handle(self, request: Recorded):
-        query = {k: v[0] for k, v in parse_qs(urlsplit(request.path).query).items()}
+        query = _query(request)
         if query.get("token") not in self.tokens:
             return 401, {}, {"error": "invalid token"}
         page = self.pages.get(query.get("rid", ""))
@@ -45,6 +47,10 @@ class Storage:
         return 200, headers, body
 
 
+def _query(request: Recorded) -> dict:
+    return {k: v[0] for k, v in parse_qs(urlsplit(request.path).query).items()}
+
+
 def storage_standin(storage: Storage, fallback=None) -> StandIn:
     """Serve `storage` on /storage; any other path goes to `fallback` (e.g. the Crawling-API stand-in)."""
     def handle(request: Recorded):
@@ -54,3 +60,16 @@ def storage_standin(storage: Storage, fallback=None) -> StandIn:
             return fallback(request)
         return 404, {}, {"error": "no such endpoint in the Storage API stand-in"}
     return StandIn(handle)
+
+
+def crawlbase_standin(crawling: CrawlingStandIn, storage: Storage) -> StandIn:
+    """Both APIs on one base URL; a crawl answered with a storage rid is kept in `storage`."""
+    def crawl_and_store(request: Recorded):
+        status, headers, body = crawling.handle(request)
+        rid = (parse_qs(urlsplit(headers.get("storage_url", "")).query).get("rid") or [headers.get("rid")])[0]
+        if status == 200 and rid:
+            page = gzip.decompress(body) if headers.get("Content-Encoding") == "gzip" else body
+            storage.store(headers.get("url") or _query(request).get("url", ""), page.decode("utf-8"),
+                          int(headers.get("original_status") or 200), rid=rid)
+        return status, headers, body
+    return storage_standin(storage, fallback=crawl_and_store)
