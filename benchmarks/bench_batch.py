@@ -18,6 +18,7 @@ peak RSS column is that level's alone.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -62,7 +63,7 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
         with http_standins(crawl, judge) as site_url:
             write_claims(work / "claims.jsonl", citations, site_url)
             from citecheck import retrieval
-            retrieval.embed(["warm the model up before the clock starts"])
+            retrieval.rank("warm the model up", ["before the clock starts"])
             started = time.perf_counter()
             result = batch.run_batch(work / "claims.jsonl", concurrency=concurrency)
     seconds = time.perf_counter() - started
@@ -72,8 +73,35 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+@contextlib.contextmanager
 def http_standins(crawl: float, judge: float):
-    raise SystemExit("http mode needs the Crawling-API stand-in (tests/standins/crawlbase.py)")
+    """Fixture site, Crawling API (answers after `crawl` s) and judge (after `judge` s) on 127.0.0.1."""
+    from dataclasses import replace
+
+    from standins.crawlbase import NORMAL_TOKEN, CrawlingStandIn
+    from standins.crawlbase_storage import Storage, crawlbase_standin
+    from standins.judge import judge_standin, verdict_json
+
+    from citecheck import site
+
+    converted: dict[str, object] = {}
+
+    def crawl_slowly(query: dict):
+        """The page converted once per path and options (the copies differ only by query string), so
+        the stand-in's own work does not eat the CPU the pipeline is being measured on."""
+        key = (query["url"].split("?")[0], query.get("md_readability"))
+        if key not in converted:
+            converted[key] = CrawlingStandIn.from_origin(query)
+        return replace(converted[key], delay=crawl, url=query["url"])
+
+    quote = "At sea level, pure water boils at 100 °C (212 °F)."
+    with site.start(port=0) as fixture, crawlbase_standin(CrawlingStandIn(crawl_slowly), Storage()) as api, \
+            judge_standin() as model:
+        model.script.delay = judge
+        model.script.content = verdict_json("supported", quote, 0.9)
+        os.environ.update({"CRAWLBASE_TOKEN": NORMAL_TOKEN, "CRAWLBASE_API_URL": api.url,
+                           "OPENAI_BASE_URL": model.url + "/v1"})
+        yield fixture.base_url
 
 
 def main() -> int:
@@ -90,7 +118,9 @@ def main() -> int:
         print(json.dumps(run_level(args.mode, args.levels[0], args.citations, crawl, judge)))
         return 0
     modes = ("sleep", "http") if args.mode == "both" else (args.mode,)
-    print(f"{args.citations} citations, {args.crawl_ms} ms per crawl + {args.judge_ms} ms per judge call\n")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{args.citations} citations, {args.crawl_ms} ms per crawl + {args.judge_ms} ms per judge call; "
+          f"{os.cpu_count()} CPUs, load average {load} at the start\n")
     print("| mode | concurrency | seconds | citations/s | ideal/s | % of ideal | peak RSS MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for mode in modes:

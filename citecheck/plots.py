@@ -149,3 +149,25 @@ def threshold_sweep(curves: dict[str, list[dict]], threshold: float, *, target: 
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def review_share(points: list[dict], threshold: float, title: str = "Citations a person must read") -> Figure:
+    """Share of citations sent to review ({threshold, share, to_review}) as a step line over the
+    threshold, with the current AUTO_ACCEPT dashed and its count written beside it."""
+    fig = Figure(figsize=(6.0, 3.0))
+    ax = fig.add_subplot()
+    ax.step([p["threshold"] for p in points], [p["share"] for p in points], where="post", color=SERIES_COLOURS[0])
+    ax.axvline(threshold, color="#e65100", linestyle="--", linewidth=1)
+    here = max((p for p in points if p["threshold"] <= threshold), key=lambda p: p["threshold"], default=None)
+    if here is not None:
+        ax.annotate(f"AUTO_ACCEPT = {threshold:g}: {here['to_review']} to review ({here['share']:.0%})",
+                    (threshold, here["share"]), xytext=(-6, 8), textcoords="offset points", ha="right",
+                    color="#e65100")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("AUTO_ACCEPT")
+    ax.set_ylabel("share of citations to review")
+    ax.set_title(title)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
