@@ -2,7 +2,7 @@
 import json
 
 import pytest
-from standins.judge import MODEL, free_port, judge_standin, verdict_json
+from standins.judge import MODEL, free_port, judge_standin, silent_server, verdict_json
 
 from citecheck import judges
 from citecheck.cache import Cache, CacheMiss
@@ -29,7 +29,7 @@ class Judge:
         return getattr(self.server.script, name)
 
     def __setattr__(self, name, value):
-        if name in ("content", "status", "delay", "raw"):
+        if name in ("content", "status", "raw"):
             setattr(self.server.script, name, value)
         else:
             super().__setattr__(name, value)
@@ -155,10 +155,13 @@ def test_http_errors_raise_judge_unavailable_naming_the_endpoint(judge, monkeypa
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_timeout_raises_judge_unavailable(judge, monkeypatch, provider):
     monkeypatch.setenv("JUDGE_TIMEOUT", "0.3")
-    judge.delay = 1.5
-    with pytest.raises(judges.JudgeUnavailable, match="did not answer") as err:
-        ask(judge, provider, monkeypatch)
-    assert judge.url in str(err.value) and KEY not in str(err.value)
+    with silent_server() as silent:
+        monkeypatch.setenv("OPENAI_BASE_URL", silent + "/v1")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", silent)
+        monkeypatch.setenv("OLLAMA_HOST", silent)
+        with pytest.raises(judges.JudgeUnavailable, match="did not answer .ReadTimeout") as err:
+            ask(judge, provider, monkeypatch)
+    assert silent in str(err.value) and KEY not in str(err.value)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -2,14 +2,13 @@
 
 One server answers every wire format: OpenAI chat completions (`…/chat/completions`), Anthropic
 messages (`/v1/messages`) and Ollama chat (`/api/chat`). `server.script` says what the model
-"writes": `content` (text, or a function of the request body), `status`, `delay` seconds, or a
-literal `raw` body.
+"writes": `content` (text, or a function of the request body), `status`, or a literal `raw` body. `silent_server()` never answers at all (timeouts).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
-import time
 
 from .http import Recorded, StandIn
 
@@ -44,12 +43,9 @@ class Script:
     def reset(self) -> None:
         self.content = verdict_json()
         self.status = 200
-        self.delay = 0.0
         self.raw: bytes | None = None
 
     def __call__(self, request: Recorded):
-        if self.delay:
-            time.sleep(self.delay)
         if self.raw is not None:
             return self.status, {"Content-Type": "application/json"}, self.raw
         if self.status != 200:
@@ -64,6 +60,15 @@ def judge_standin() -> StandIn:
     server = StandIn(script)
     server.script = script
     return server
+
+
+@contextlib.contextmanager
+def silent_server():
+    """'http://127.0.0.1:PORT' that accepts connections and never answers (a judge that times out)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
 def free_port() -> int:
