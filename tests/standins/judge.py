@@ -2,7 +2,8 @@
 
 One server answers every wire format: OpenAI chat completions (`…/chat/completions`), Anthropic
 messages (`/v1/messages`) and Ollama chat (`/api/chat`). `server.script` says what the model
-"writes": `content` (text, or a function of the request body), `status`, or a literal `raw` body. `silent_server()` never answers at all (timeouts).
+"writes": `content` (text, or a function of the request body), `status`, or a literal `raw` body.
+`silent_server()` accepts connections and never answers (timeouts).
 """
 from __future__ import annotations
 
