@@ -27,9 +27,25 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+SITE = "http://127.0.0.1:8731"
+HUNDRED, FIFTY = "Water boils at 100 °C at sea level.", "Water boils at 50 °C at sea level."
+ALTITUDE = "At 3,000 metres above sea level, water boils at roughly 90 °C."
+PAGES = ["/", "/articles/boiling-point", "/articles/water-boiling-point", "/articles/boiling-point-table-2019",
+         "/articles/kettle-scale-myths", "/blog/2021/03/boiling-at-altitude", "/articles/steam-tables",
+         "/app/boiling-calculator", "/premium/pressure-cooking", "/reports/boiling-point-survey.pdf",
+         "/guides/cooking-at-altitude"]
+NOTEBOOK_02 = [   # claim-URL pairs notebook 02 recorded in json_cache.json, so the dry run replays them all
+    {"claim": HUNDRED, "urls": [SITE + "/articles/boiling-point", SITE + "/articles/boiling-point-table-2019"]},
+    {"claim": FIFTY, "urls": [SITE + "/articles/boiling-point"]},
+    {"claim": ALTITUDE, "urls": [SITE + "/guides/cooking-at-altitude"]},
+    {"claim": HUNDRED, "urls": [SITE + p for p in PAGES[:6]]},
+    {"claim": HUNDRED, "urls": [SITE + p for p in PAGES[6:]]},
+]
 
 
-def load_bodies(path: Path) -> list[dict]:
+def load_bodies(path: Path | None) -> list[dict]:
+    if path is None:
+        return NOTEBOOK_02
     bodies = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
@@ -66,8 +82,9 @@ def wait_healthy(base_url: str, server: subprocess.Popen | None, timeout: float 
 
 
 async def burst(base_url: str, bodies: list[dict], requests: int, concurrency: int):
-    """Send `requests` POSTs with at most `concurrency` in flight; (latencies, statuses, overall labels)."""
-    latencies, statuses, labels = [], collections.Counter(), collections.Counter()
+    """Send `requests` POSTs with at most `concurrency` in flight; (latencies, statuses, overall labels,
+    URLs answered cache_miss)."""
+    latencies, statuses, labels, misses = [], collections.Counter(), collections.Counter(), collections.Counter()
     queue = asyncio.Queue()
     for i in range(requests):
         queue.put_nowait(bodies[i % len(bodies)])
@@ -82,11 +99,13 @@ async def burst(base_url: str, bodies: list[dict], requests: int, concurrency: i
                     statuses[response.status_code] += 1
                     if response.status_code == 200:
                         labels[response.json()["overall"]] += 1
+                        misses.update(c["url"] for c in response.json()["citations"]
+                                      if c["reason"] == "cache_miss")
                 except httpx.HTTPError as exc:
                     statuses[type(exc).__name__] += 1
                 latencies.append(time.perf_counter() - started)
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return latencies, statuses, labels
+    return latencies, statuses, labels, misses
 
 
 def main() -> int:
@@ -94,9 +113,9 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=8, help="requests sent before the clock starts")
-    parser.add_argument("--claims", type=Path, default=ROOT / "data" / "claims.jsonl",
-                        help="JSONL of {claim, urls} to cycle through (default: data/claims.jsonl, the "
-                             "claims notebook 02 records)")
+    parser.add_argument("--claims", type=Path, default=None,
+                        help="JSONL of {claim, urls} to cycle through (default: the five claim-URL sets "
+                             "notebook 02 recorded, 1 to 6 URLs each)")
     parser.add_argument("--url", default=None, help="an already running server (default: start a dry run)")
     args = parser.parse_args()
     if args.requests < 1 or args.concurrency < 1:
@@ -111,7 +130,7 @@ def main() -> int:
         health = wait_healthy(base_url, server)
         asyncio.run(burst(base_url, bodies, args.warmup, min(args.warmup, args.concurrency)))
         started = time.perf_counter()
-        latencies, statuses, labels = asyncio.run(burst(base_url, bodies, args.requests, args.concurrency))
+        latencies, statuses, labels, misses = asyncio.run(burst(base_url, bodies, args.requests, args.concurrency))
         seconds = time.perf_counter() - started
     finally:
         if server is not None:
@@ -122,12 +141,13 @@ def main() -> int:
     print(f"server      {base_url} ({'dry run, started here' if server else 'given'}; "
           f"offline={health.get('offline')}, API_CONCURRENCY={health.get('limits', {}).get('concurrency')})")
     print(f"load        {args.requests} requests, {args.concurrency} concurrent, {len(bodies)} distinct bodies")
-    print(f"statuses    {dict(sorted(statuses.items(), key=str))}")
+    print(f"statuses    {dict(sorted(statuses.items(), key=str))}"
+          + (f"   cache misses {misses}" if misses else ""))
     print(f"overall     {dict(sorted(labels.items()))}")
     print(f"throughput  {args.requests / seconds:.1f} requests/s ({seconds:.2f} s)")
     print(f"latency     p50 {cuts[49] * 1000:.1f} ms   p95 {cuts[94] * 1000:.1f} ms   "
           f"max {max(latencies) * 1000:.1f} ms")
-    return 0 if set(statuses) == {200} else 1
+    return 0 if set(statuses) == {200} and not misses else 1
 
 
 if __name__ == "__main__":

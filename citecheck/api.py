@@ -3,7 +3,8 @@
 Rules:
 - `POST /verify {"claim", "urls"}` answers the CLI's `verify` JSON. The HTTP layer validates and
   delegates; it never judges a citation itself.
-- Statuses: 200 a verdict (an upstream failure is a labelled citation, not an error); 413 a body over
+- Statuses: 200 a verdict (an upstream failure is a labelled citation, not an error; so is an
+  offline cache miss: unreachable / cache_miss, for the missing citations only); 413 a body over
   API_MAX_BODY_BYTES (checked before parsing); 422 a bad body (not JSON, unknown field, empty
   claim, claim over API_MAX_CLAIM_CHARS, 0 or more than API_MAX_URLS urls, a non-http(s) url);
   429 no free slot within API_QUEUE_TIMEOUT seconds (Retry-After says when to retry); 503 a
@@ -212,17 +213,37 @@ def _default_verify(claim: str, urls: list[str]) -> dict:
     return verify_claim(claim, urls)
 
 
-def _upstream_errors() -> tuple[type[BaseException], ...]:
-    """Failures of the outside world that become a labelled verdict instead of an error status."""
+def cache_miss_row(url: str) -> dict:
+    """A citation the offline cache cannot answer: unreachable / cache_miss (nothing was fetched)."""
+    return {"url": url, "label": "unreachable", "evidence_quote": None, "confidence": None,
+            "final_url": None, "original_status": None, "rid": None, "reason": "cache_miss"}
+
+
+def labelling_cache_misses(verify: Callable[[str, list[str]], dict]) -> Callable[[str, list[str]], dict]:
+    """`verify`, except that an offline cache miss labels only the citations that missed.
+
+    verify raises CacheMiss for the whole claim; the URLs are then verified one at a time, each miss
+    becomes unreachable / cache_miss, the replayable ones keep their verdicts, and the claim's label
+    follows aggregate's fixed rule.
+    """
+    from .aggregate import overall
     from .cache import CacheMiss
-    return (CacheMiss,)
 
+    def verify_or_label(claim: str, urls: list[str]) -> dict:
+        try:
+            return verify(claim, urls)
+        except CacheMiss:
+            pass
+        citations = []
+        for url in urls:
+            try:
+                citations += verify(claim, [url])["citations"]
+            except CacheMiss as exc:
+                log.warning("cache miss, labelled: %s", config.redact(str(exc)))
+                citations.append(cache_miss_row(url))
+        return {"claim": claim, "overall": overall(c["label"] for c in citations), "citations": citations}
 
-def unreachable_verdict(claim: str, urls: list[str], reason: str) -> dict:
-    """Every citation unreachable for one stated reason (e.g. cache_miss in a dry run)."""
-    citations = [{"url": url, "label": "unreachable", "evidence_quote": None, "confidence": None,
-                  "final_url": None, "original_status": None, "rid": None, "reason": reason} for url in urls]
-    return {"claim": claim, "overall": "unreachable", "citations": citations}
+    return verify_or_label
 
 
 def create_app(verify: Callable[[str, list[str]], dict] | None = None, *,
@@ -230,7 +251,7 @@ def create_app(verify: Callable[[str, list[str]], dict] | None = None, *,
     """The ASGI app. `verify` defaults to citecheck.verify.verify_claim (tests pass a fake);
     `fixture_site` is the dry run's fixture-site address, shown by /health."""
     limits = limits or Limits.from_config()
-    verify = verify or _default_verify
+    verify = labelling_cache_misses(verify or _default_verify)
     VerifyRequest = _request_model(limits)
     workers = concurrent.futures.ThreadPoolExecutor(max_workers=limits.concurrency,
                                                     thread_name_prefix="verify")
@@ -282,9 +303,6 @@ def create_app(verify: Callable[[str, list[str]], dict] | None = None, *,
         except config.MissingSetting as exc:
             log.warning("503: %s", config.redact(str(exc)))
             return JSONResponse({"detail": config.redact(str(exc))}, status_code=503)
-        except _upstream_errors() as exc:
-            log.warning("upstream failure, labelled: %s", config.redact(str(exc)))
-            return unreachable_verdict(claim, urls, "cache_miss")
         except Exception as exc:
             log.error("verify failed: %s: %s", type(exc).__name__, config.redact(str(exc)))
             return JSONResponse({"detail": f"internal error ({type(exc).__name__}); see the server log"},

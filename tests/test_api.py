@@ -266,6 +266,21 @@ def test_cache_miss_in_replay_mode_is_a_labelled_verdict():
         (URL, "unreachable", "cache_miss"), ("http://example.com/", "unreachable", "cache_miss")]
 
 
+def test_only_the_citations_that_miss_the_cache_are_labelled_cache_miss():
+    recorded = {"https://a.example/": "not_found", "https://c.example/": "supported"}
+
+    def replay(claim, urls):
+        if any(url not in recorded for url in urls):
+            raise CacheMiss("fetch.direct is not in json_cache.json and CITECHECK_OFFLINE=1")
+        return {"claim": claim, "overall": "?", "citations": [verdict(claim, [u], recorded[u])["citations"][0]
+                                                               for u in urls]}
+    urls = ["https://a.example/", "https://b.example/", "https://c.example/"]
+    body = post(app_with(FakeVerify(replay)), {"claim": "c", "urls": urls}).json()
+    assert [(c["label"], c["reason"]) for c in body["citations"]] == [
+        ("not_found", None), ("unreachable", "cache_miss"), ("supported", None)]
+    assert body["overall"] == "supported"      # aggregate's rule over the labels, misses included
+
+
 def test_unexpected_error_is_500_without_its_message(monkeypatch, caplog):
     monkeypatch.setenv("CRAWLBASE_TOKEN", FAKE_TOKEN)
     fake = FakeVerify(error=RuntimeError(f"GET https://api.example/?token={FAKE_TOKEN} failed"))
@@ -456,12 +471,13 @@ def test_dry_run_replays_a_recorded_answer_with_no_keys_and_no_judge(tmp_path, m
     with dry_run_server(env, log_path) as base_url:
         health = httpx.get(base_url + "/health").json()
         replayed = httpx.post(base_url + "/verify", json={"claim": HUNDRED, "urls": urls}, timeout=60)
-        missed = httpx.post(base_url + "/verify", json={"claim": "Water boils at 90 °C.", "urls": urls[:1]},
+        missed = httpx.post(base_url + "/verify", json={"claim": "Water boils at 90 °C.", "urls": urls},
                             timeout=60)
         refused = httpx.post(base_url + "/verify", json={"claim": HUNDRED, "urls": ["file:///etc/passwd"]})
     assert health["offline"] is True and health["fixture_site"] == f"http://127.0.0.1:{site_port}"
     assert replayed.status_code == 200 and replayed.json() == recorded
-    assert missed.status_code == 200 and rows(missed) == [(urls[0], "unreachable", "cache_miss")]
+    assert missed.status_code == 200       # the judge's answer for this claim was never recorded; the 404 was
+    assert rows(missed) == [(urls[0], "unreachable", "cache_miss"), (urls[1], "unreachable", "http_404")]
     assert refused.status_code == 422
     log = log_path.read_text()
     assert '"POST /verify HTTP/1.1" 200' in log and "POST /verify -> 422" in log
@@ -475,3 +491,21 @@ def test_dry_run_without_a_cache_file_is_a_one_line_error(tmp_path):
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "absent.json, which does not exist here" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+README_BODY = {"claim": "Water boils at 100 °C at sea level.",
+               "urls": ["http://127.0.0.1:8731/articles/boiling-point",
+                        "http://127.0.0.1:8731/articles/boiling-point-table-2019"]}
+
+
+def test_the_readme_curl_replays_from_the_committed_cache(tmp_path):
+    """The README's dry-run example: the repository's json_cache.json, no keys, the fixture site on 8731."""
+    env = {k: v for k, v in os.environ.items() if k not in config.SECRETS and k not in config.DEFAULTS}
+    env["OPENAI_BASE_URL"] = f"http://127.0.0.1:{free_port()}/v1"     # nothing there: replay only
+    with dry_run_server(env, tmp_path / "server.log") as base_url:
+        response = httpx.post(base_url + "/verify", json=README_BODY, timeout=60)
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["overall"], rows(response)) == ("supported", [
+        (README_BODY["urls"][0], "supported", None), (README_BODY["urls"][1], "unreachable", "http_404")])
+    assert body["citations"][0]["evidence_quote"] == "At sea level, pure water boils at 100 °C (212 °F)."
