@@ -31,18 +31,18 @@ import sys
 import time
 from dataclasses import dataclass
 from typing import Callable, Literal
-from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from . import config
+from . import config, netguard
+from .aggregate import LABELS
 
 log = logging.getLogger("citecheck.api")
 
-Label = Literal["supported", "contradicted", "not_found", "unreachable"]
+Label = Literal[LABELS]
 MAX_URL_CHARS = 2048
 
 
@@ -111,12 +111,9 @@ class _RequestBase(BaseModel):
             if len(url) > MAX_URL_CHARS:
                 raise ValueError(f"urls[{index}] is longer than {MAX_URL_CHARS} characters")
             try:
-                parts = urlsplit(url)
-                parts.port  # noqa: B018  (raises on a bad port)
-            except ValueError as exc:
-                raise ValueError(f"urls[{index}] is not a valid URL ({exc})") from None
-            if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-                raise ValueError(f"urls[{index}] must be an http or https URL with a host")
+                netguard.check_url(url, allow_private=True)   # scheme, host and port; addresses are fetch's
+            except netguard.BlockedURL as exc:
+                raise ValueError(f"urls[{index}] is not an http or https URL with a host: {exc.detail}") from None
         return urls
 
 

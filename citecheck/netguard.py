@@ -40,7 +40,7 @@ class BlockedURL(ValueError):
     """The URL is refused; `reason` is a short machine-readable word, the message says why."""
 
     def __init__(self, reason: str, detail: str = ""):
-        self.reason = reason
+        self.reason, self.detail = reason, detail
         super().__init__(f"blocked ({reason})" + (f": {detail}" if detail else ""))
 
 
