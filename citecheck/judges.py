@@ -181,13 +181,24 @@ def _call_openai(model: str, messages: list[dict]) -> tuple[str, dict, str]:
     return content, data.get("usage"), data.get("model", model)
 
 
+ANTHROPIC_TOOL = {"name": "record_verdict", "description": "Record the verdict on the claim.",
+                  "input_schema": JSON_SCHEMA}
+
+
 def _call_anthropic(model: str, messages: list[dict]) -> tuple[str, dict, str]:
+    """Messages API with the schema enforced as a forced tool call; its input is the verdict."""
     key = config.secret("ANTHROPIC_API_KEY")
     body = {"model": model, "max_tokens": 400, "temperature": 0, "system": messages[0]["content"],
-            "messages": messages[1:]}
+            "messages": messages[1:], "tools": [ANTHROPIC_TOOL],
+            "tool_choice": {"type": "tool", "name": ANTHROPIC_TOOL["name"]}}
     headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
     data = _post(f"{config.get('ANTHROPIC_BASE_URL').rstrip('/')}/v1/messages", body, headers, "anthropic")
-    text = "".join(part.get("text", "") for part in data.get("content", []) if isinstance(part, dict))
+    parts = [part for part in data.get("content", []) if isinstance(part, dict)]
+    tool_inputs = [part.get("input") for part in parts if part.get("type") == "tool_use"]
+    if tool_inputs:
+        text = json.dumps(tool_inputs[0], ensure_ascii=False)
+    else:
+        text = "".join(part.get("text", "") for part in parts)
     return text, data.get("usage"), data.get("model", model)
 
 

@@ -42,7 +42,8 @@ def label_counts(values: Iterable[str], order: tuple[str, ...] = VERDICTS, title
 def confidence_by_label(rows: list[dict], threshold: float, *, label_key: str = "verdict",
                         order: tuple[str, ...] = VERDICTS, name_key: str = "id",
                         title: str = "Judge confidence by verdict") -> Figure:
-    """One point per item at (label, confidence), named; AUTO_ACCEPT line; review region shaded.
+    """One point per item at (label, confidence), named and spread side by side within its label;
+    AUTO_ACCEPT line; review region shaded.
 
     Items without a confidence (no model was asked) are listed under the title instead of plotted.
     """
@@ -53,14 +54,14 @@ def confidence_by_label(rows: list[dict], threshold: float, *, label_key: str = 
     ax.text(len(order) - 0.55, threshold + 0.015, f"AUTO_ACCEPT = {threshold:g}", ha="right",
             va="bottom", color="#e65100")
     ax.text(len(order) - 0.55, 0.02, "review by a person", ha="right", va="bottom", color="#e65100")
-    unplotted, per_label = [], Counter()
-    for row in rows:
-        label, confidence = row[label_key], row.get("confidence")
-        if confidence is None:
-            unplotted.append(str(row[name_key]))
-            continue
-        x = order.index(label) + 0.12 * (per_label[label] % 3 - 1)
-        per_label[label] += 1
+    unplotted = [str(row[name_key]) for row in rows if row.get("confidence") is None]
+    plotted = [row for row in rows if row.get("confidence") is not None]
+    size, seen = Counter(row[label_key] for row in plotted), Counter()
+    for row in plotted:
+        label, confidence = row[label_key], row["confidence"]
+        step = min(0.12, 0.7 / size[label])          # every point of a label gets its own x
+        x = order.index(label) + step * (seen[label] - (size[label] - 1) / 2)
+        seen[label] += 1
         ax.scatter([x], [confidence], color=COLOURS.get(label, "#999999"), s=36, zorder=3)
         ax.annotate(str(row[name_key]), (x, confidence), xytext=(5, 2), textcoords="offset points", fontsize=8)
     ax.set_xticks(range(len(order)), order)

@@ -90,6 +90,9 @@ def test_anthropic_request_shape(judge, monkeypatch):
     assert body["model"] == "claude-3-5-haiku-latest" and body["temperature"] == 0
     messages = judges.json_messages(CLAIM, PASSAGES)
     assert body["system"] == messages[0]["content"] and body["messages"] == messages[1:]
+    assert body["tools"] == [{"name": "record_verdict", "description": "Record the verdict on the claim.",
+                              "input_schema": judges.JSON_SCHEMA}]
+    assert body["tool_choice"] == {"type": "tool", "name": "record_verdict"}
 
 
 def test_ollama_request_shape(judge, monkeypatch):

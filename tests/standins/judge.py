@@ -28,8 +28,16 @@ def wire_reply(path: str, content: str | None) -> dict:
                              "message": {"role": "assistant", "content": content}}],
                 "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
     if path.endswith("/messages"):
+        # a forced tool call answers with the tool's input object; text that is not one stays text
+        try:
+            block = {"type": "tool_use", "id": "toolu_standin", "name": "record_verdict",
+                     "input": json.loads(content or "")}
+            if not isinstance(block["input"], dict):
+                raise ValueError
+        except ValueError:
+            block = {"type": "text", "text": content or ""}
         return {"id": "msg_standin", "type": "message", "role": "assistant", "model": MODEL,
-                "content": [{"type": "text", "text": content or ""}], "stop_reason": "end_turn",
+                "content": [block], "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
                 "usage": {"input_tokens": 11, "output_tokens": 7}}
     return {"model": MODEL, "done": True, "message": {"role": "assistant", "content": content or ""},
             "prompt_eval_count": 11, "eval_count": 7}
