@@ -17,6 +17,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import csv
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -34,6 +35,7 @@ RETRY_REASONS = frozenset({"crawl_failed", "dns_failure", "blocked_address", "bl
 a resumed batch tries these again."""
 
 Verify = Callable[[str, str], dict]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -176,14 +178,18 @@ def _setting_errors() -> tuple[type[BaseException], ...]:
 
 
 def check_one(verify: Verify, claim: str, url: str) -> dict:
-    """One citation -> a row; an unexpected failure becomes a labelled row (reason check_failed)."""
+    """One citation -> a row. An unexpected failure, or an answer without a known label, becomes
+    not_found / check_failed (the detail goes to the log, the row carries the bare code)."""
+    from .aggregate import LABELS
     try:
         result = dict(verify(claim, url))
+        if result.get("label") not in LABELS:
+            raise ValueError(f"label {result.get('label')!r} is not one of {', '.join(LABELS)}")
     except _setting_errors():
         raise
     except Exception as exc:         # noqa: BLE001 - one citation's failure must not stop the batch
-        result = {"label": "not_found", "reason": "check_failed",
-                  "evidence_quote": config.redact(f"{type(exc).__name__}: {exc}")[:300]}
+        log.warning("%s", config.redact(f"{url}: check failed: {type(exc).__name__}: {exc}"))
+        result = {"label": "not_found", "reason": "check_failed"}
     result["url"] = url
     for key in ("label", "reason", "evidence_quote", "confidence", "final_url", "original_status", "rid"):
         result.setdefault(key, None)

@@ -108,15 +108,18 @@ def test_rows_come_back_in_input_order_with_overall(tmp_path):
                                                   "reachable_precision=0.5000 (2/4)"]
 
 
-def test_a_failing_citation_becomes_a_labelled_row(tmp_path):
+def test_a_failing_citation_becomes_a_labelled_row(tmp_path, caplog):
     def flaky(claim, url):
         if "/no/" in url:
             raise ConnectionResetError("peer went away")
+        if "/maybe/" in url:
+            return {"url": url, "label": "probably"}
         return fake_verify(claim, url)
     result = batch.run_batch(write_jsonl(tmp_path / "b.jsonl", CLAIMS), verify=flaky)
-    failed = [r for r in result.rows if "/no/" in r["url"]]
-    assert [(r["label"], r["reason"]) for r in failed] == [("not_found", "check_failed")]
-    assert "ConnectionResetError: peer went away" in failed[0]["evidence_quote"]
+    failed = [r for r in result.rows if "/no/" in r["url"] or "/maybe/" in r["url"]]
+    assert [(r["label"], r["reason"], r["evidence_quote"]) for r in failed] == [("not_found", "check_failed", None)] * 2
+    assert "http://x/no/2: check failed: ConnectionResetError: peer went away" in caplog.text
+    assert "label 'probably' is not one of" in caplog.text
     assert len(result.rows) == 6
 
 
