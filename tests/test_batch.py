@@ -367,3 +367,11 @@ def test_batch_through_crawlbase_and_the_judge_writes_csv_and_audit_rows_without
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert {p.name for p in written} >= {"report.csv", "audit.db", "json_cache.json"}
     assert [p.name for p in written if NORMAL_TOKEN.encode() in p.read_bytes()] == []
+
+
+def test_the_progress_bar_shows_on_a_terminal_only(monkeypatch):
+    def shown(tty: bool, asked: bool) -> bool:
+        monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
+        with batch._progress(3, asked) as bar:
+            return not bar.disable
+    assert [shown(True, True), shown(False, True), shown(True, False)] == [True, False, False]
