@@ -12,8 +12,10 @@ Modes:
   MiniLM retrieval, httpx -> OpenAI-compatible judge stand-in, guard), each stand-in on 127.0.0.1
   answering after its injected latency. A fresh cache and audit DB per level, so nothing is replayed.
 
-Ideal throughput = concurrency / (crawl + judge latency). Each level runs in its own process so the
-peak RSS column is that level's alone.
+Ideal throughput = concurrency / (crawl + judge latency): what the batch would reach if the only cost
+were waiting. The CPU column is the batch process's own CPU time per citation (the stand-ins' threads
+run in the same process but do almost nothing: each page is converted once). Each level runs in its
+own process so the peak RSS column is that level's alone.
 """
 from __future__ import annotations
 
@@ -33,20 +35,26 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 
 def write_claims(path: Path, citations: int, base_url: str) -> None:
-    """`citations` distinct URLs, two per claim, so no crawl is answered from the cache."""
+    """One citation per claim, every claim and URL distinct, so neither a crawl nor a judge call is
+    answered from the cache (an identical prompt would be)."""
     with open(path, "w", encoding="utf-8") as handle:
-        for i in range(0, citations, 2):
-            urls = [f"{base_url}/articles/boiling-point?copy={j}" for j in range(i, min(i + 2, citations))]
-            handle.write(json.dumps({"id": f"b{i // 2}", "claim": "At sea level, pure water boils at 100 °C.",
-                                     "urls": urls}) + "\n")
+        for i in range(citations):
+            handle.write(json.dumps({"id": f"b{i}", "claim": f"At sea level, pure water boils at 100 °C (claim {i}).",
+                                     "urls": [f"{base_url}/articles/boiling-point?copy={i}"]}) + "\n")
 
 
-def sleep_verify(crawl: float, judge: float):
+def sleep_verify(crawl: float, judge: float, calls: list):
     def verify(claim: str, url: str) -> dict:
         time.sleep(crawl)
         time.sleep(judge)
+        calls.append(url)
         return {"url": url, "label": "supported", "confidence": 0.9, "evidence_quote": "boils at 100 °C"}
     return verify
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: float) -> dict:
@@ -56,20 +64,25 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
     os.environ.update({"CITECHECK_CACHE": str(work / "cache.json"), "AUDIT_DB": str(work / "audit.db")})
     os.environ.pop("CITECHECK_OFFLINE", None)
     if mode == "sleep":
+        calls: list = []
         write_claims(work / "claims.jsonl", citations, "http://bench.invalid")
-        started = time.perf_counter()
-        result = batch.run_batch(work / "claims.jsonl", verify=sleep_verify(crawl, judge), concurrency=concurrency)
+        started, cpu = time.perf_counter(), cpu_seconds()
+        result = batch.run_batch(work / "claims.jsonl", verify=sleep_verify(crawl, judge, calls),
+                                 concurrency=concurrency)
+        seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+        crawls = judged = len(calls)
     else:
-        with http_standins(crawl, judge) as site_url:
+        with http_standins(crawl, judge) as (site_url, crawling, model):
             write_claims(work / "claims.jsonl", citations, site_url)
             from citecheck import retrieval
             retrieval.rank("warm the model up", ["before the clock starts"])
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), cpu_seconds()
             result = batch.run_batch(work / "claims.jsonl", concurrency=concurrency)
-    seconds = time.perf_counter() - started
+            seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+            crawls, judged = len(crawling.calls), len(model.requests)
     labels = batch.counts(result.rows)
-    return {"mode": mode, "concurrency": concurrency, "citations": len(result.rows), "seconds": seconds,
-            "supported": labels["supported"],
+    return {"mode": mode, "concurrency": concurrency, "citations": len(result.rows), "seconds": seconds, "cpu": cpu,
+            "supported": labels["supported"], "crawls": crawls, "judge_calls": judged,
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -95,13 +108,13 @@ def http_standins(crawl: float, judge: float):
         return replace(converted[key], delay=crawl, url=query["url"])
 
     quote = "At sea level, pure water boils at 100 °C (212 °F)."
-    with site.start(port=0) as fixture, crawlbase_standin(CrawlingStandIn(crawl_slowly), Storage()) as api, \
-            judge_standin() as model:
+    crawling = CrawlingStandIn(crawl_slowly)
+    with site.start(port=0) as fixture, crawlbase_standin(crawling, Storage()) as api, judge_standin() as model:
         model.script.delay = judge
         model.script.content = verdict_json("supported", quote, 0.9)
         os.environ.update({"CRAWLBASE_TOKEN": NORMAL_TOKEN, "CRAWLBASE_API_URL": api.url,
                            "OPENAI_BASE_URL": model.url + "/v1"})
-        yield fixture.base_url
+        yield fixture.base_url, crawling, model
 
 
 def main() -> int:
@@ -121,8 +134,9 @@ def main() -> int:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.citations} citations, {args.crawl_ms} ms per crawl + {args.judge_ms} ms per judge call; "
           f"{os.cpu_count()} CPUs, load average {load} at the start\n")
-    print("| mode | concurrency | seconds | citations/s | ideal/s | % of ideal | peak RSS MiB |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| mode | concurrency | crawls / judge calls | seconds | citations/s | ideal/s | % of ideal "
+          "| CPU ms / citation | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for mode in modes:
         for level in args.levels:
             child = subprocess.run([sys.executable, __file__, "--child", "--mode", mode, "--levels", str(level),
@@ -134,8 +148,8 @@ def main() -> int:
                 continue
             m = json.loads(child.stdout.strip().splitlines()[-1])
             rate, ideal = m["citations"] / m["seconds"], level / (crawl + judge)
-            print(f"| {mode} | {level} | {m['seconds']:.1f} | {rate:.2f} | {ideal:.2f} | {100 * rate / ideal:.0f}% "
-                  f"| {m['peak_rss_mib']:.0f} |", flush=True)
+            print(f"| {mode} | {level} | {m['crawls']} / {m['judge_calls']} | {m['seconds']:.1f} | {rate:.2f} | {ideal:.2f} | {100 * rate / ideal:.0f}% "
+                  f"| {1000 * m['cpu'] / m['citations']:.0f} | {m['peak_rss_mib']:.0f} |", flush=True)
     return 0
 
 
