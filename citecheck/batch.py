@@ -29,8 +29,8 @@ from . import audit, config
 
 CSV_COLUMNS = ("id", "claim", "url", "label", "reason", "confidence", "evidence_quote", "final_url",
                "original_status", "rid", "overall")
-RETRY_REASONS = frozenset({"crawl_failed", "dns_failure", "blocked_address", "blocked_url", "judge_unavailable",
-                           "check_failed"})
+RETRY_REASONS = frozenset({"crawl_failed", "dns_failure", "blocked_address", "blocked_url",
+                           "judge_unavailable", "check_failed"})
 """Reasons that describe our failure to look, not the page (fetch does not cache them either):
 a resumed batch tries these again."""
 
@@ -101,12 +101,12 @@ def parse_lines(lines: list[bytes]) -> Parsed:
             problems.append(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
             continue
         why = _problem(obj)
-        if why is None and str(obj["id"]).strip() in first_line:
-            why = f'duplicate id {str(obj["id"]).strip()!r} (first on line {first_line[str(obj["id"]).strip()]})'
+        item_id = str(obj["id"]).strip() if why is None else ""
+        if why is None and item_id in first_line:
+            why = f"duplicate id {item_id!r} (first on line {first_line[item_id]})"
         if why:
             problems.append(f"line {number}: {why}")
             continue
-        item_id = str(obj["id"]).strip()
         first_line[item_id] = number
         urls = tuple(dict.fromkeys(u.strip() for u in obj["urls"]))
         if len(urls) < len(obj["urls"]):
@@ -158,7 +158,8 @@ def review_share(rows: list[dict], thresholds: list[float]) -> list[dict]:
     out = []
     for threshold in thresholds:
         n = sum(needs_review(row, threshold) for row in rows)
-        out.append({"threshold": threshold, "to_review": n, "share": round(n / len(rows), 4) if rows else 0.0})
+        share = round(n / len(rows), 4) if rows else 0.0
+        out.append({"threshold": threshold, "to_review": n, "share": share})
     return out
 
 
@@ -269,7 +270,8 @@ def write_csv(rows: list[dict], path: str | Path) -> None:
             writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
             writer.writeheader()
             for row in rows:
-                writer.writerow({k: "" if row[k] is None else config.redact(str(row[k])) for k in CSV_COLUMNS})
+                writer.writerow({k: "" if row[k] is None else config.redact(str(row[k]))
+                                 for k in CSV_COLUMNS})
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -40,11 +40,11 @@ def test_every_decided_citation_has_one_row_with_utc_time(tmp_path):
 def test_secrets_are_redacted_before_they_reach_the_database(tmp_path, monkeypatch):
     monkeypatch.setenv("CRAWLBASE_TOKEN", TOKEN)
     conn = audit.connect(tmp_path / "a.db")
-    audit.record(conn, "b", "c1", "claim", citation(reason=f"crawl_failed", evidence_quote=f"?token={TOKEN}"))
+    audit.record(conn, "b", "c1", "claim", citation(reason="crawl_failed", evidence_quote=f"?token={TOKEN}"))
     conn.close()
     assert TOKEN.encode() not in (tmp_path / "a.db").read_bytes()
-    assert "<CRAWLBASE_TOKEN>" in audit.decided(audit.connect(tmp_path / "a.db"), "b")[("c1", "http://site/a")][
-        "evidence_quote"]
+    row = audit.decided(audit.connect(tmp_path / "a.db"), "b")[("c1", "http://site/a")]
+    assert row["evidence_quote"] == "?token=<CRAWLBASE_TOKEN>"
 
 
 def test_an_unopenable_database_names_its_path(tmp_path):

@@ -49,7 +49,8 @@ def rows_of(labels: list[str]) -> list[dict]:
 
 def test_precision_is_supported_over_all_and_over_reachable():
     rows = rows_of(["supported"] * 2 + ["unreachable"] * 3 + ["not_found"] * 3 + ["contradicted"])
-    assert batch.precision_lines(rows) == ["citation_precision=0.2222 (2/9)", "reachable_precision=0.3333 (2/6)"]
+    assert batch.precision_lines(rows) == ["citation_precision=0.2222 (2/9)",
+                                           "reachable_precision=0.3333 (2/6)"]
 
 
 def test_reachable_precision_is_na_when_nothing_was_reachable():
@@ -60,7 +61,8 @@ def test_reachable_precision_is_na_when_nothing_was_reachable():
 
 def test_precision_rounds_to_four_places():
     rows = rows_of(["supported"] * 2 + ["not_found"])
-    assert batch.precision_lines(rows) == ["citation_precision=0.6667 (2/3)", "reachable_precision=0.6667 (2/3)"]
+    assert batch.precision_lines(rows) == ["citation_precision=0.6667 (2/3)",
+                                           "reachable_precision=0.6667 (2/3)"]
 
 
 # ---------------------------------------------------------------- reading
@@ -78,7 +80,7 @@ def test_malformed_lines_are_reported_by_number_and_the_rest_kept():
     parsed = batch.parse_lines(lines)
     assert [c.id for c in parsed.claims] == ["a", "7"]
     assert parsed.claims[1].urls == ("http://x/yes",)
-    assert [p.split(":")[0] for p in parsed.problems] == ["line 2", "line 4", "line 5", "line 6", "line 7", "line 8"]
+    assert [p.split(":")[0] for p in parsed.problems] == [f"line {n}" for n in (2, 4, 5, 6, 7, 8)]
     assert "duplicate id 'a' (first on line 1)" in parsed.problems[4]
     assert parsed.notes == ["line 9: a URL is listed twice; it is checked once"]
 
@@ -117,14 +119,15 @@ def test_a_failing_citation_becomes_a_labelled_row(tmp_path, caplog):
         return fake_verify(claim, url)
     result = batch.run_batch(write_jsonl(tmp_path / "b.jsonl", CLAIMS), verify=flaky)
     failed = [r for r in result.rows if "/no/" in r["url"] or "/maybe/" in r["url"]]
-    assert [(r["label"], r["reason"], r["evidence_quote"]) for r in failed] == [("not_found", "check_failed", None)] * 2
+    assert [(r["label"], r["reason"], r["evidence_quote"]) for r in failed] == [
+        ("not_found", "check_failed", None)] * 2
     assert "http://x/no/2: check failed: ConnectionResetError: peer went away" in caplog.text
     assert "label 'probably' is not one of" in caplog.text
     assert len(result.rows) == 6
 
 
-@pytest.mark.parametrize("error", [CacheMiss("judge call is not in json_cache.json"),
-                                   MissingSetting("OPENAI_API_KEY"), CrawlbaseRejected("CRAWLBASE_TOKEN was rejected")])
+@pytest.mark.parametrize("error", [CacheMiss("judge call is not in json_cache.json"), MissingSetting("OPENAI_API_KEY"),
+                                   CrawlbaseRejected("CRAWLBASE_TOKEN was rejected")])
 def test_a_setting_problem_stops_the_batch_but_keeps_what_was_decided(tmp_path, error):
     def offline(claim, url):
         if "/maybe/" in url:
@@ -197,7 +200,8 @@ def test_csv_has_one_row_per_citation_in_the_documented_columns(tmp_path):
     assert [(r["id"], r["label"], r["overall"]) for r in rows] == [
         (r["id"], r["label"], r["overall"]) for r in result.rows]
     dead = rows[1]
-    assert (dead["reason"], dead["original_status"], dead["rid"], dead["confidence"]) == ("http_404", "404", "", "")
+    assert (dead["reason"], dead["original_status"], dead["rid"], dead["confidence"]) == (
+        "http_404", "404", "", "")
 
 
 # ---------------------------------------------------------------- kill and resume (a real process)
@@ -281,7 +285,8 @@ def test_only_model_verdicts_below_the_threshold_go_to_a_person():
 # ---------------------------------------------------------------- the real pipeline against stand-ins
 
 SEA_LEVEL = "At sea level, pure water boils at 100 °C (212 °F)."
-FAR_FROM_BOILING = "Water at 50 °C is hot enough to scald skin if you hold a hand in it, but it is far from boiling."
+FAR_FROM_BOILING = ("Water at 50 °C is hot enough to scald skin if you hold a hand in it, "
+                    "but it is far from boiling.")
 
 
 def scripted_model(body: dict) -> str:
@@ -327,9 +332,11 @@ def test_batch_through_crawlbase_and_the_judge_writes_csv_and_audit_rows_without
     path = write_jsonl(tmp_path / "claims.jsonl", [
         {"id": "h1", "claim": "At sea level, pure water boils at 100 °C.",
          "urls": [url("/articles/boiling-point"), url("/articles/boiling-point-table-2019")]},
-        {"id": "h2", "claim": "Water boils at 50 °C at sea level.", "urls": [url("/articles/water-boiling-point")]},
+        {"id": "h2", "claim": "Water boils at 50 °C at sea level.",
+         "urls": [url("/articles/water-boiling-point")]},
         '{"id": "broken", "claim": "no closing brace"',
-        {"id": "h3", "claim": "An invented quote backs this claim.", "urls": [url("/articles/boiling-point")]},
+        {"id": "h3", "claim": "An invented quote backs this claim.",
+         "urls": [url("/articles/boiling-point")]},
         {"id": "h4", "claim": "Steam tables list 100 °C at sea level.",
          "urls": [url("/reports/boiling-point-survey.pdf"), url("/blog/2021/03/boiling-at-altitude"),
                   url("/articles/steam-tables"), f"http://127.0.0.1:{free_port()}/down"]}])
@@ -347,12 +354,13 @@ def test_batch_through_crawlbase_and_the_judge_writes_csv_and_audit_rows_without
         ("h1", "supported", "", "supported"), ("h1", "unreachable", "http_404", "supported"),
         ("h2", "contradicted", "", "contradicted"),
         ("h3", "not_found", "evidence_quote_not_in_source", "not_found"),
-        ("h4", "not_found", "pdf_unsupported", "not_found"), ("h4", "not_found", "redirected_to_homepage", "not_found"),
+        ("h4", "not_found", "pdf_unsupported", "not_found"),
+        ("h4", "not_found", "redirected_to_homepage", "not_found"),
         ("h4", "unreachable", "soft_404", "not_found"), ("h4", "unreachable", "crawl_failed", "not_found")]
     assert rows[0]["evidence_quote"] == SEA_LEVEL and rows[2]["final_url"] == url("/articles/boiling-point")
 
     with sqlite3.connect(os.environ["AUDIT_DB"]) as conn:
-        audit_rows = conn.execute("SELECT id, url, label, rid, decided_at FROM citations ORDER BY rowid").fetchall()
+        audit_rows = conn.execute("SELECT id, url, label, rid, decided_at FROM citations").fetchall()
     assert len(audit_rows) == 8
     rids = {u.rsplit("/", 1)[-1]: rid for _, u, _, rid, _ in audit_rows}
     assert rids["boiling-point-survey.pdf"] == "" and rids["down"] == ""
