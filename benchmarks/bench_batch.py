@@ -39,8 +39,9 @@ def write_claims(path: Path, citations: int, base_url: str) -> None:
     answered from the cache (an identical prompt would be)."""
     with open(path, "w", encoding="utf-8") as handle:
         for i in range(citations):
-            handle.write(json.dumps({"id": f"b{i}", "claim": f"At sea level, pure water boils at 100 °C (claim {i}).",
-                                     "urls": [f"{base_url}/articles/boiling-point?copy={i}"]}) + "\n")
+            claim = f"At sea level, pure water boils at 100 °C (claim {i})."
+            url = f"{base_url}/articles/boiling-point?copy={i}"
+            handle.write(json.dumps({"id": f"b{i}", "claim": claim, "urls": [url]}) + "\n")
 
 
 def sleep_verify(crawl: float, judge: float, calls: list):
@@ -81,7 +82,8 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
             seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
             crawls, judged = len(crawling.calls), len(model.requests)
     labels = batch.counts(result.rows)
-    return {"mode": mode, "concurrency": concurrency, "citations": len(result.rows), "seconds": seconds, "cpu": cpu,
+    return {"mode": mode, "concurrency": concurrency, "citations": len(result.rows), "seconds": seconds,
+            "cpu": cpu,
             "supported": labels["supported"], "crawls": crawls, "judge_calls": judged,
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
@@ -109,7 +111,8 @@ def http_standins(crawl: float, judge: float):
 
     quote = "At sea level, pure water boils at 100 °C (212 °F)."
     crawling = CrawlingStandIn(crawl_slowly)
-    with site.start(port=0) as fixture, crawlbase_standin(crawling, Storage()) as api, judge_standin() as model:
+    with site.start(port=0) as fixture, crawlbase_standin(crawling, Storage()) as api, \
+            judge_standin() as model:
         model.script.delay = judge
         model.script.content = verdict_json("supported", quote, 0.9)
         os.environ.update({"CRAWLBASE_TOKEN": NORMAL_TOKEN, "CRAWLBASE_API_URL": api.url,
@@ -139,16 +142,17 @@ def main() -> int:
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for mode in modes:
         for level in args.levels:
-            child = subprocess.run([sys.executable, __file__, "--child", "--mode", mode, "--levels", str(level),
-                                    "--citations", str(args.citations), "--crawl-ms", str(args.crawl_ms),
-                                    "--judge-ms", str(args.judge_ms)],
+            child = subprocess.run([sys.executable, __file__, "--child", "--mode", mode, "--levels",
+                                    str(level), "--citations", str(args.citations), "--crawl-ms",
+                                    str(args.crawl_ms), "--judge-ms", str(args.judge_ms)],
                                    capture_output=True, text=True, cwd=ROOT)
             if child.returncode != 0:
                 print(f"| {mode} | {level} | failed: {child.stderr.strip().splitlines()[-1:]} |")
                 continue
             m = json.loads(child.stdout.strip().splitlines()[-1])
             rate, ideal = m["citations"] / m["seconds"], level / (crawl + judge)
-            print(f"| {mode} | {level} | {m['crawls']} / {m['judge_calls']} | {m['seconds']:.1f} | {rate:.2f} | {ideal:.2f} | {100 * rate / ideal:.0f}% "
+            print(f"| {mode} | {level} | {m['crawls']} / {m['judge_calls']} | {m['seconds']:.1f} "
+                  f"| {rate:.2f} | {ideal:.2f} | {100 * rate / ideal:.0f}% "
                   f"| {1000 * m['cpu'] / m['citations']:.0f} | {m['peak_rss_mib']:.0f} |", flush=True)
     return 0
 
