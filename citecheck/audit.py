@@ -106,11 +106,10 @@ def replay(rid: str) -> str:
     if not rid or any(ch.isspace() for ch in rid) or rid.startswith(("http://", "https://")):
         raise ValueError(f"{rid!r} is not a rid: pass the rid column of the audit table "
                          "(an empty rid means no page was stored for that citation)")
-    import crawlbase.base_api
     from crawlbase import StorageAPI
 
-    base = config.get("CRAWLBASE_API_URL") or "https://api.crawlbase.com"
-    crawlbase.base_api.CRAWLBASE_API_URL = base.rstrip("/") + "/"
+    from .fetch import point_sdk_at_api_url
+    point_sdk_at_api_url()
     api = StorageAPI({"token": storage_token(), "timeout": 60})
     try:
         response = api.get(rid, {"format": "html"})   # a fresh dict: the SDK mutates its default

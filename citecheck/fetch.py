@@ -279,17 +279,23 @@ def _rid(headers) -> str | None:
     return (parse_qs(urlsplit(storage_url).query).get("rid") or [None])[0]
 
 
+def point_sdk_at_api_url() -> None:
+    """Point the crawlbase SDK (Crawling and Storage APIs) at CRAWLBASE_API_URL, or its default."""
+    from crawlbase import base_api
+    override = config.get("CRAWLBASE_API_URL")
+    base_api.CRAWLBASE_API_URL = override.rstrip("/") + "/" if override else _SDK_DEFAULT_URL
+
+
 def _crawling_api(token: str):
     """A CrawlingAPI that keeps the rid (the SDK drops the storage headers), pointed at CRAWLBASE_API_URL."""
-    from crawlbase import CrawlingAPI, base_api
+    from crawlbase import CrawlingAPI
 
     class KeepRid(CrawlingAPI):
         def parseRegularResponse(self, handler):  # noqa: N802 (the SDK's name)
             super().parseRegularResponse(handler)
             self.response["headers"]["rid"] = _rid(handler.headers)
 
-    override = config.get("CRAWLBASE_API_URL")
-    base_api.CRAWLBASE_API_URL = override.rstrip("/") + "/" if override else _SDK_DEFAULT_URL
+    point_sdk_at_api_url()
     return KeepRid({"token": token, "timeout": config.positive("CRAWLBASE_TIMEOUT")})
 
 

@@ -19,3 +19,11 @@ def clean_env(monkeypatch, tmp_path):
     cache_module._default.clear()
     yield
     cache_module._default.clear()
+
+
+@pytest.fixture(scope="module")
+def fixture_site():
+    """The fixture site (data/site) on an ephemeral 127.0.0.1 port, for one test module."""
+    from citecheck import site
+    with site.start(port=0) as running:
+        yield running

@@ -303,13 +303,6 @@ def scripted_model(body: dict) -> str:
     return verdict_json("not_found", None, 0.6)
 
 
-@pytest.fixture(scope="module")
-def fixture_site():
-    from citecheck import site
-    with site.start(port=0) as running:
-        yield running
-
-
 @pytest.fixture
 def crawlbase(fixture_site, monkeypatch):
     """Crawling + Storage API stand-ins on one base URL, the judge stand-in, a recognisable fake token."""

@@ -273,12 +273,6 @@ def test_the_stand_in_origin_mode_crawls_the_fixture_site(crawl, fixture_site):
 
 # ------------------------------------------------------------------ direct, against the fixture site
 
-@pytest.fixture(scope="module")
-def fixture_site():
-    with site.start(port=0) as running:
-        yield running
-
-
 @pytest.fixture
 def direct(monkeypatch, fixture_site):
     monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")

@@ -26,12 +26,6 @@ def quoting(label, confidence=0.9):
 
 
 @pytest.fixture(scope="module")
-def fixture_site():
-    with site.start(port=0) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def judge_server():
     with judge_standin() as server:
         yield server
