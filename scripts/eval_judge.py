@@ -16,8 +16,11 @@ Data and rules:
   excluded); a row's variants run back to back, so prompts sharing a prefix reuse the KV cache.
 - The model calls go to a running judge server (`python -m citecheck judge-server`): what is
   measured is what is served.
-- --write-calibration stores the `fit` offsets of the production question, fitted jointly on RFC
-  tune and WiCE tune, in data/judge_calibration.json, which the server loads at start.
+- The server holds one set of offsets per question, so the candidate served readout is `joint`:
+  offsets fitted for the mean of the datasets' tune accuracies (RFC 3-class, WiCE binary).
+  `rfc-fit` shows how RFC-fitted offsets transfer to WiCE.
+- --write-calibration stores the `joint` offsets of the production question ("base") in
+  data/judge_calibration.json, which the server loads at start (restart it).
 Raw log-probabilities are kept in build/eval_judge/raw.jsonl so a re-run only computes new prompts.
 """
 from __future__ import annotations
@@ -145,9 +148,10 @@ class Runner:
     up to a per-call constant, which no readout depends on.
     """
 
-    def __init__(self, endpoint: str):
+    def __init__(self, endpoint: str, memo_only: bool = False):
         import httpx
         self.http = httpx.Client(base_url=endpoint, timeout=600)
+        self.memo_only = memo_only
         try:
             health = self.http.get("/health").json()
         except httpx.HTTPError:
@@ -159,9 +163,11 @@ class Runner:
                 entry = json.loads(line)
                 self.memo[entry["key"]] = entry
 
-    def logprobs(self, state: dict, instructions: str, criteria: dict) -> dict:
+    def logprobs(self, state: dict, instructions: str, criteria: dict) -> dict | None:
         messages = local_model.choice_messages(state, instructions, criteria)
         key = hashlib.sha256(json.dumps([local_model.MODEL_SHA256, messages, list(criteria)]).encode()).hexdigest()
+        if key not in self.memo and self.memo_only:
+            return None
         if key not in self.memo:
             body = {"model": self.model, "state": state,
                     "questions": {"q": {"type": "choice", "instructions": instructions, "criteria": criteria}}}
@@ -189,7 +195,9 @@ def run_variants(runner: Runner, rows: list[Row], variants: list[Variant]) -> di
             if row.dataset not in v.datasets:
                 continue
             source = row.sources.get(v.context, row.sources["section"])
-            out[(v.name, row.id)] = runner.logprobs(v.state(row.claim, source), v.instructions, dict(v.criteria))
+            entry = runner.logprobs(v.state(row.claim, source), v.instructions, dict(v.criteria))
+            if entry is not None:
+                out[(v.name, row.id)] = entry
         print(f"\r  {rows[0].dataset}: {n}/{len(rows)} rows", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return out
@@ -287,9 +295,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", default=",".join(v.name for v in VARIANTS))
     parser.add_argument("--endpoint", default="http://127.0.0.1:8765", help="the running judge server")
     parser.add_argument("--write-calibration", action="store_true")
+    parser.add_argument("--memo-only", action="store_true", help="score only prompts already answered (no calls)")
     args = parser.parse_args(argv)
     chosen = [v for v in VARIANTS if v.name in args.variants.split(",")]
-    runner = Runner(args.endpoint)
+    runner = Runner(args.endpoint, args.memo_only)
 
     datasets = {"rfc": rfc_rows()}
     if args.wice_rows:
@@ -304,33 +313,43 @@ def main(argv: list[str] | None = None) -> int:
         readouts[name] = {v.name: {"raw": None, "mean": mean_offsets(tune, results[name], v.name),
                                    "fit": fit_offsets([(tune, results[name])], v.name)} for v in variants}
 
-    lines = []
+    # The server holds one set of offsets per question. "rfc-fit": the RFC tune offsets applied to
+    # WiCE (transfer); "joint": offsets fitted on every dataset's tune split at once.
+    tunes = {name: [r for r in rows if r.split == "tune"] for name, rows in datasets.items()}
+    if len(datasets) > 1:
+        for v in set.intersection(*(set(readouts[name]) for name in datasets)):
+            joint = fit_offsets([(tunes[name], results[name]) for name in datasets], v)
+            readouts["wice"][v]["rfc-fit"] = readouts["rfc"][v]["fit"]
+            for name in datasets:
+                readouts[name][v]["joint"] = joint
+
     for name, rows in datasets.items():
         variants = [v for v in chosen if v.name in readouts[name]]
-        lines += table_rows(sorted(rows, key=lambda r: r.id), results[name], variants, readouts[name])
-    print_table(lines)
+        print_table(table_rows(sorted(rows, key=lambda r: r.id), results[name], variants, readouts[name]))
+        print()
     used = [e for part in results.values() for e in part.values()]
-    print(f"\n{len(used)} model calls (server compute seconds per call: median "
+    print(f"{len(used)} model calls (server compute seconds per call: median "
           f"{statistics.median(e['seconds'] for e in used):.2f}, max {max(e['seconds'] for e in used):.2f}; "
           f"prompt tokens median {statistics.median(e['tokens'] for e in used):.0f}); "
           f"judge server peak RSS {runner.http.get('/health').json().get('peak_rss_mib')} MiB")
     for name in readouts:
         for v, r in readouts[name].items():
-            print(f"offsets {name}/{v}: mean={_fmt(r['mean'])} fit={_fmt(r['fit'])}")
+            print(f"offsets {name}/{v}: " + " ".join(f"{k}={_fmt(o)}" for k, o in r.items() if o))
 
     if args.write_calibration:
-        groups = [([r for r in rows if r.split == "tune"], results[name]) for name, rows in datasets.items()]
-        offsets = fit_offsets(groups, "base")
+        offsets = readouts["rfc"]["base"].get("joint") or readouts["rfc"]["base"]["fit"]
         key = local_model.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
+        fitted_on = " + ".join(f"{name} tune ({len(tunes[name])} rows)" for name in datasets)
         payload = {"model": local_model.MODEL_FILE, "sha256": local_model.MODEL_SHA256,
                    "fitted": _dt.date.today().isoformat(),
                    "how": "scripts/eval_judge.py --write-calibration: per-option offsets subtracted from the "
-                          "log-probabilities before the softmax, grid-searched for mean tune accuracy on " +
-                          " + ".join(f"{name} tune ({len(g[0])} rows)" for name, g in zip(datasets, groups)),
+                          "log-probabilities before the softmax, grid-searched for the mean tune accuracy on "
+                          + fitted_on,
                    "questions": {key: {"instructions": judges.CHOICE_INSTRUCTIONS, "options": list(OPTIONS),
                                        "offsets": offsets}}}
         local_model.CALIBRATION_FILE.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {local_model.CALIBRATION_FILE.relative_to(ROOT)}: {_fmt(offsets)}")
+        print(f"wrote {local_model.shown(local_model.CALIBRATION_FILE)}: {_fmt(offsets)} "
+              "(restart the judge server to load it)")
     return 0
 
 
