@@ -8,7 +8,9 @@ Endpoints (loopback only unless --allow-remote):
   choice between "yes" and "no" (noul = P(yes)); other question types are answered 422.
 - POST /v1/chat/completions: OpenAI's wire format; `response_format` json_schema / json_object
   constrains generation with a grammar; temperature 0 is greedy.
-- GET /v1/models (both clients' shapes in one body), GET /health.
+- GET /v1/models (both clients' shapes in one body), GET /health (model, calibration, peak RSS).
+A choice question whose wording has fitted offsets in data/judge_calibration.json (written by
+scripts/eval_judge.py --write-calibration; --no-calibration turns them off) is read out calibrated.
 Request bodies may be zstd-compressed (`Content-Encoding: zstd`, as typesafe-sdk sends them).
 Errors are JSON `{"error": {"message", "type", "code"}}` with 400 (malformed), 401 (wrong key),
 404 (unknown path or model), 413 (too large), 415 (unknown encoding), 422 (valid JSON the judge
