@@ -28,6 +28,7 @@ recorded cache entries are reproducible by re-running the same server.
 """
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
 import json
@@ -392,8 +393,14 @@ def run(args) -> int:
             return 0
     local_model.require_model()
     calibration = {} if args.no_calibration else local_model.load_calibration(args.calibration)
-    server = make_server(_PendingBackend(), args.host, args.port, calibration=calibration,
-                         api_key=config.get("JUDGE_SERVER_KEY") or None, allow_remote=args.allow_remote)
+    try:
+        server = make_server(_PendingBackend(), args.host, args.port, calibration=calibration,
+                             api_key=config.get("JUDGE_SERVER_KEY") or None, allow_remote=args.allow_remote)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(f"{args.host}:{args.port} is already in use (a judge may be running there: "
+                          f"curl http://{args.host}:{args.port}/health), or pick another --port") from None
+        raise
     started = time.perf_counter()
     backend = local_model.LocalModel(n_threads=args.threads)
     server.backend = backend
