@@ -2,7 +2,8 @@
 
 Rules:
 - Choice judge: one typesafe-sdk `Choice` question (supports / contradicts / says_nothing) over
-  state {claim, source}; its confidence is the answer's confidence.
+  state {claim, source}; its confidence is the answer's confidence. The cache key includes the local
+  judge's calibration offsets for the question, so refitting them re-asks instead of replaying.
 - JSON judge: the strict contract {label: supported|contradicted|not_found, evidence_quote: verbatim
   text or null, confidence: 0-1}, from openai (chat completions + JSON schema), anthropic or ollama,
   all running the same prompt. Output that is not that JSON becomes not_found with a reason.
@@ -71,6 +72,16 @@ def choice_question():
     return Choice(instructions=CHOICE_INSTRUCTIONS, criteria=dict(CHOICE_CRITERIA))
 
 
+def local_calibration() -> dict | None:
+    """The local judge's offsets for this question (data/judge_calibration.json), or None.
+
+    They are part of every Choice cache key: refitting them changes the local judge's answers, so
+    it must miss the cache instead of replaying answers read out with the old offsets.
+    """
+    from .local_model import load_calibration, question_key
+    return load_calibration().get(question_key(CHOICE_INSTRUCTIONS, CHOICE_CRITERIA))
+
+
 def choice_state(claim: str, source: str) -> dict:
     return {"claim": claim, "source": source}
 
@@ -97,7 +108,8 @@ def choice_judge(claim: str, source: str, *, cache: Cache | None = None) -> dict
     model = config.get("TYPESAFE_MODEL")
     state = choice_state(claim, source)
     question = choice_question()
-    request = {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)}}
+    request = {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)},
+               "local_calibration": local_calibration()}
 
     def compute():
         try:

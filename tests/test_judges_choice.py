@@ -80,3 +80,17 @@ def test_unreachable_and_timeout(monkeypatch):
         monkeypatch.setenv("JUDGE_TIMEOUT", "0.3")
         with pytest.raises(judges.JudgeUnavailable, match="did not answer"):
             judges.choice_judge("c", "s")
+
+
+def test_refitted_local_calibration_misses_the_cache(monkeypatch):
+    from citecheck import local_model
+    with jev_standin(PROBS) as server:
+        monkeypatch.setenv("TYPESAFE_ENDPOINT", server.url)
+        judges.choice_judge("c", "s")
+        judges.choice_judge("c", "s")
+        assert len(server.requests) == 1
+        monkeypatch.setattr(local_model, "load_calibration",
+                            lambda path=None: {local_model.question_key(judges.CHOICE_INSTRUCTIONS,
+                                                                        judges.CHOICE_CRITERIA): {"supports": 0.7}})
+        judges.choice_judge("c", "s")
+        assert len(server.requests) == 2
