@@ -263,6 +263,18 @@ def choose_threshold(confidence: list[float], correct: list[bool], target: float
     return None
 
 
+def best_reachable(confidence: list[float], correct: list[bool], min_accepted: int = MIN_ACCEPTED) -> dict:
+    """The highest accepted-verdict accuracy any threshold reaches with at least `min_accepted`
+    accepted, and the lowest threshold that reaches it ({threshold: None} when none qualifies)."""
+    best = {"threshold": None, "accepted_accuracy": math.nan, "accepted": 0}
+    for t in sorted(set(confidence)):
+        point = at_threshold(confidence, correct, t)
+        better = best["threshold"] is None or point["accepted_accuracy"] > best["accepted_accuracy"]
+        if point["accepted"] >= min_accepted and better:
+            best = {k: point[k] for k in best}
+    return best
+
+
 # ---------------------------------------------------------------- tables over judge records
 
 JUDGES = ("choice", "json")
@@ -311,7 +323,8 @@ def threshold_table(records: list[dict], target: float = TARGET_PRECISION,
     for judge in JUDGES:
         tune, report = _select(records, "tune", judge), _select(records, "report", judge)
         t = choose_threshold([r["confidence"] for r in tune], [r["correct"] for r in tune], target, min_accepted)
-        row = {"judge": judge, "target": target, "threshold": t}
+        reach = best_reachable([r["confidence"] for r in tune], [r["correct"] for r in tune], min_accepted)
+        row = {"judge": judge, "target": target, "tune_best": reach["accepted_accuracy"], "threshold": t}
         if t is None:
             out.append({**row, "accepted": 0, "review": len(report), "review_share": 1.0,
                         "accepted_accuracy": math.nan, "ci_low": math.nan, "ci_high": math.nan})

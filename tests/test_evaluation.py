@@ -137,6 +137,9 @@ def test_sweep_and_threshold_choice():
     assert ev.choose_threshold(conf, correct, target=0.9, min_accepted=1) == 0.9
     assert ev.choose_threshold(conf, correct, target=0.9, min_accepted=4) is None
     assert math.isnan(ev.at_threshold(conf, correct, 1.01)["accepted_accuracy"])
+    assert ev.best_reachable(conf, correct, min_accepted=2) == {"threshold": 0.9, "accepted_accuracy": 1.0,
+                                                                "accepted": 3}
+    assert ev.best_reachable(conf, correct, min_accepted=7)["threshold"] is None
 
 
 def _records(split, judge, pairs):
@@ -155,6 +158,7 @@ def test_tables_keep_tune_and_report_apart():
     assert chosen["choice"]["threshold"] == 0.9                      # chosen on tune (10/10 right)
     assert (chosen["choice"]["accepted"], chosen["choice"]["review"]) == (4, 4)   # applied to report
     assert chosen["choice"]["accepted_accuracy"] == 0.75 and chosen["choice"]["review_share"] == 0.5
+    assert chosen["choice"]["tune_best"] == 1.0
     none = ev.threshold_table(records, target=0.99, min_accepted=11)[0]
     assert none["threshold"] is None and none["review_share"] == 1.0
     table = {(r["split"], r["judge"]): r for r in ev.accuracy_table(records)}
