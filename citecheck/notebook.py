@@ -68,11 +68,16 @@ def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env:
 
 
 def _outputs(cell) -> list[dict]:
-    """A code cell's outputs without execution counts or metadata."""
+    """A code cell's outputs without execution counts or metadata; consecutive chunks of one stream
+    are joined (how a kernel splits printed text is timing, not content)."""
     kept = []
     for out in cell.get("outputs", []):
         if out["output_type"] == "stream":
-            kept.append({"stream": out["name"], "text": out["text"]})
+            # a kernel may flush one cell's printing in several chunks: compare the joined text
+            if kept and kept[-1].get("stream") == out["name"]:
+                kept[-1]["text"] += out["text"]
+            else:
+                kept.append({"stream": out["name"], "text": out["text"]})
         elif out["output_type"] in ("display_data", "execute_result"):
             kept.append({"data": dict(out["data"])})
         else:

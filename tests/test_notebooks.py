@@ -18,3 +18,13 @@ def test_notebook_reproduces_its_committed_outputs(path, monkeypatch):
 
 def test_there_are_notebooks():
     assert [p.name[:3] for p in PATHS][:1] == ["01_"]
+
+
+def test_stream_chunking_is_not_a_difference_but_text_is():
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+    def nb(*texts):
+        cell = new_code_cell("print('a'); print('b')")
+        cell.outputs = [new_output("stream", name="stdout", text=t) for t in texts]
+        return new_notebook(cells=[cell])
+    assert notebook.differences(nb("a\n", "b\n"), nb("a\nb\n")) == []
+    assert notebook.differences(nb("a\n", "c\n"), nb("a\nb\n")) == ["code cell 1: outputs differ (text)"]
