@@ -148,8 +148,9 @@ def recall_at_k(prepared: list[dict], ks: tuple[int, ...] = KS) -> list[dict]:
         for k in ks:
             hits = sum(evidence_recalled(r["supporting_sentences"], r["where"], r["order"][retriever][:k])
                        for r in rows)
+            lo, hi = wilson(hits, len(rows))
             out.append({"retriever": retriever, "k": k, "claims": len(rows), "recalled": hits,
-                        "recall": hits / len(rows) if rows else math.nan,
+                        "recall": hits / len(rows) if rows else math.nan, "ci_low": lo, "ci_high": hi,
                         "whole_page": sum(len(r["passages"]) <= k for r in rows)})
     return out
 
@@ -322,8 +323,8 @@ def threshold_table(records: list[dict], target: float = TARGET_PRECISION,
     out = []
     for judge in JUDGES:
         tune, report = _select(records, "tune", judge), _select(records, "report", judge)
-        t = choose_threshold([r["confidence"] for r in tune], [r["correct"] for r in tune], target, min_accepted)
-        reach = best_reachable([r["confidence"] for r in tune], [r["correct"] for r in tune], min_accepted)
+        conf, ok = [r["confidence"] for r in tune], [r["correct"] for r in tune]
+        t, reach = choose_threshold(conf, ok, target, min_accepted), best_reachable(conf, ok, min_accepted)
         row = {"judge": judge, "target": target, "tune_best": reach["accepted_accuracy"], "threshold": t}
         if t is None:
             out.append({**row, "accepted": 0, "review": len(report), "review_share": 1.0,

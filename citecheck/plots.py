@@ -125,19 +125,22 @@ def reliability_diagram(bins: dict[str, list[dict]], title: str = "Reliability")
 
 
 def threshold_sweep(curves: dict[str, list[dict]], threshold: float, *, target: float | None = None,
-                    title: str = "What AUTO_ACCEPT buys") -> Figure:
+                    min_accepted: int = 1, title: str = "What AUTO_ACCEPT buys") -> Figure:
     """Left: accuracy of the accepted verdicts; right: share accepted, as the threshold goes 0 -> 1.
 
-    One line per series (points {threshold, accepted_accuracy, accepted_share}); the current
-    AUTO_ACCEPT is the dashed line, and a target precision, when given, a dotted one."""
+    One line per series (points {threshold, accepted, accepted_accuracy, accepted_share}); accuracy is
+    drawn only where at least `min_accepted` verdicts are accepted. The current AUTO_ACCEPT is the
+    dashed line, and a target precision, when given, a dotted one."""
     fig = Figure(figsize=(7.5, 3.4))
     left, right = fig.subplots(1, 2, sharex=True)
     for n, (series, points) in enumerate(curves.items()):
         colour = SERIES_COLOURS[n % len(SERIES_COLOURS)]
         xs = [p["threshold"] for p in points]
-        left.plot(xs, [p["accepted_accuracy"] for p in points], color=colour, label=series)
+        accuracy = [p["accepted_accuracy"] if p["accepted"] >= min_accepted else float("nan") for p in points]
+        left.plot(xs, accuracy, color=colour, label=series)
         right.plot(xs, [p["accepted_share"] for p in points], color=colour, label=series)
-    for ax, ylabel in ((left, "accuracy of accepted"), (right, "share accepted")):
+    accuracy_label = "accuracy of accepted" + (f" (≥ {min_accepted})" if min_accepted > 1 else "")
+    for ax, ylabel in ((left, accuracy_label), (right, "share accepted")):
         ax.axvline(threshold, color="#e65100", linestyle="--", linewidth=1)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1.05)
