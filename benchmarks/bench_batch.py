@@ -61,24 +61,26 @@ def cpu_seconds() -> float:
 def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: float) -> dict:
     """One batch in this process; returns the measurements."""
     from citecheck import batch
+    from citecheck.config import Settings
+    from citecheck.context import RunContext
     work = Path(tempfile.mkdtemp(prefix="bench-batch-"))
-    os.environ.update({"CITECHECK_CACHE": str(work / "cache.json"), "AUDIT_DB": str(work / "audit.db")})
-    os.environ.pop("CITECHECK_OFFLINE", None)
+    ctx = RunContext.build(Settings(cache_path=work / "cache.json", audit_db=work / "audit.db"))
     if mode == "sleep":
         calls: list = []
         write_claims(work / "claims.jsonl", citations, "http://bench.invalid")
         started, cpu = time.perf_counter(), cpu_seconds()
-        result = batch.run_batch(work / "claims.jsonl", verify=sleep_verify(crawl, judge, calls),
+        result = batch.run_batch(work / "claims.jsonl", ctx, verify=sleep_verify(crawl, judge, calls),
                                  concurrency=concurrency)
         seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
         crawls = judged = len(calls)
     else:
-        with http_standins(crawl, judge) as (site_url, crawling, model):
+        with http_standins(crawl, judge) as (site_url, crawling, model, pointed):
+            ctx = RunContext.build(ctx.settings.replace(**pointed))
             write_claims(work / "claims.jsonl", citations, site_url)
             from citecheck import retrieval
             retrieval.rank("warm the model up", ["before the clock starts"])
             started, cpu = time.perf_counter(), cpu_seconds()
-            result = batch.run_batch(work / "claims.jsonl", concurrency=concurrency)
+            result = batch.run_batch(work / "claims.jsonl", ctx, concurrency=concurrency)
             seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
             crawls, judged = len(crawling.calls), len(model.requests)
     labels = batch.counts(result.rows)
@@ -97,7 +99,8 @@ def http_standins(crawl: float, judge: float):
     from standins.crawlbase_storage import Storage, crawlbase_standin
     from standins.judge import judge_standin, verdict_json
 
-    from citecheck import site
+    from citecheck import fixture_site as site
+    from citecheck.config import Secrets
 
     converted: dict[str, object] = {}
 
@@ -115,9 +118,9 @@ def http_standins(crawl: float, judge: float):
             judge_standin() as model:
         model.script.delay = judge
         model.script.content = verdict_json("supported", quote, 0.9)
-        os.environ.update({"CRAWLBASE_TOKEN": NORMAL_TOKEN, "CRAWLBASE_API_URL": api.url,
-                           "OPENAI_BASE_URL": model.url + "/v1"})
-        yield fixture.base_url, crawling, model
+        pointed = {"crawlbase_api_url": api.url, "openai_base_url": model.url + "/v1",
+                   "secrets": Secrets({"CRAWLBASE_TOKEN": NORMAL_TOKEN})}
+        yield fixture.base_url, crawling, model, pointed
 
 
 def main() -> int:

@@ -13,7 +13,7 @@ import time
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 CHECK = [sys.executable, "-m", "citecheck", "check", "--source", "data/rfc7519.txt",
          "--citations", "data/citations.json"]
-FLOOR = [sys.executable, "-c", "import citecheck.review, typesafe_sdk, rapidfuzz, httpx"]
+FLOOR = [sys.executable, "-c", "import citecheck.check, typesafe_sdk, rapidfuzz, httpx"]
 BARE = [sys.executable, "-c", "pass"]
 
 

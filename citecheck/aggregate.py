@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-LABELS = ("supported", "contradicted", "not_found", "unreachable")
+from .vocabulary import CONTRADICTED, LABELS, NOT_FOUND, SUPPORTED, UNREACHABLE
 
 
 def overall(labels: Iterable[str]) -> str:
@@ -18,10 +18,10 @@ def overall(labels: Iterable[str]) -> str:
     unknown = sorted(set(labels) - set(LABELS))
     if unknown:
         raise ValueError(f"unknown citation label(s) {unknown}; expected one of {', '.join(LABELS)}")
-    if "contradicted" in labels:
-        return "contradicted"
-    if "supported" in labels:
-        return "supported"
-    if labels and all(label == "unreachable" for label in labels):
-        return "unreachable"
-    return "not_found"
+    if CONTRADICTED in labels:
+        return CONTRADICTED
+    if SUPPORTED in labels:
+        return SUPPORTED
+    if labels and all(label == UNREACHABLE for label in labels):
+        return UNREACHABLE
+    return NOT_FOUND

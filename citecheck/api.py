@@ -24,12 +24,13 @@ Rules:
 import argparse
 import asyncio
 import concurrent.futures
+import dataclasses
+import importlib
 import logging
 import math
-import os
 import sys
 import time
-from dataclasses import dataclass
+import typing
 from typing import Callable, Literal
 
 from fastapi import FastAPI, Request
@@ -38,43 +39,26 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from . import config, netguard
-from .aggregate import LABELS
+from .config import ApiLimits as Limits
+from .context import RunContext
+from .vocabulary import UNREACHABLE, CitationRow, Label
 
 log = logging.getLogger("citecheck.api")
 
-Label = Literal[LABELS]
 MAX_URL_CHARS = 2048
+FIXTURE_SITE_MODULE = "citecheck.fixture_site"
+"""The dry run loads the fixture site by name: it is never on the production API's import path."""
 
 
-@dataclass(frozen=True)
-class Limits:
-    """The service's bounds; `from_config()` reads them from the API_* variables."""
-    max_urls: int = 10
-    max_claim_chars: int = 2000
-    max_body_bytes: int = 65536
-    deadline: float = 60.0
-    concurrency: int = 4
-    queue_timeout: float = 5.0
-
-    @classmethod
-    def from_config(cls) -> "Limits":
-        return cls(max_urls=int(config.positive("API_MAX_URLS", integer=True)),
-                   max_claim_chars=int(config.positive("API_MAX_CLAIM_CHARS", integer=True)),
-                   max_body_bytes=int(config.positive("API_MAX_BODY_BYTES", integer=True)),
-                   deadline=config.positive("API_DEADLINE"),
-                   concurrency=int(config.positive("API_CONCURRENCY", integer=True)),
-                   queue_timeout=config.positive("API_QUEUE_TIMEOUT"))
+def _model_of(row_type, name: str, **types) -> type[BaseModel]:
+    """A pydantic model with the row dataclass's fields and defaults (`types` narrows some)."""
+    hints = typing.get_type_hints(row_type)
+    return create_model(name, **{f.name: (types.get(f.name, hints[f.name]),
+                                          ... if f.default is dataclasses.MISSING else f.default)
+                                 for f in dataclasses.fields(row_type)})
 
 
-class Citation(BaseModel):
-    url: str
-    label: Label
-    evidence_quote: str | None = None
-    confidence: float | None = None
-    final_url: str | None = None
-    original_status: int | None = None
-    rid: str | None = None
-    reason: str | None = None
+Citation = _model_of(CitationRow, "Citation", label=Label)
 
 
 class Verdict(BaseModel):
@@ -205,15 +189,16 @@ async def _problem(send, status: int, detail: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _default_verify(claim: str, urls: list[str]) -> dict:
-    from .verify import verify_claim  # imported on first use: it loads the retrieval model
-    return verify_claim(claim, urls)
+def _verify_with(ctx: RunContext) -> Callable[[str, list[str]], dict]:
+    def verify(claim: str, urls: list[str]) -> dict:
+        from .verify import verify_claim  # imported on first use: it loads the retrieval model
+        return verify_claim(claim, urls, ctx)
+    return verify
 
 
 def cache_miss_row(url: str) -> dict:
     """A citation the offline cache cannot answer: unreachable / cache_miss (nothing was fetched)."""
-    return {"url": url, "label": "unreachable", "evidence_quote": None, "confidence": None,
-            "final_url": None, "original_status": None, "rid": None, "reason": "cache_miss"}
+    return CitationRow(url=url, label=UNREACHABLE, reason="cache_miss").to_dict()
 
 
 def labelling_cache_misses(verify: Callable[[str, list[str]], dict]) -> Callable[[str, list[str]], dict]:
@@ -243,12 +228,13 @@ def labelling_cache_misses(verify: Callable[[str, list[str]], dict]) -> Callable
     return verify_or_label
 
 
-def create_app(verify: Callable[[str, list[str]], dict] | None = None, *,
+def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None = None, *,
                limits: Limits | None = None, fixture_site: str | None = None) -> FastAPI:
-    """The ASGI app. `verify` defaults to citecheck.verify.verify_claim (tests pass a fake);
-    `fixture_site` is the dry run's fixture-site address, shown by /health."""
-    limits = limits or Limits.from_config()
-    verify = labelling_cache_misses(verify or _default_verify)
+    """The ASGI app over `ctx`. `verify` defaults to citecheck.verify.verify_claim (tests pass a fake);
+    `limits` to the context's API_* settings; `fixture_site` is the dry run's fixture-site address,
+    shown by /health."""
+    limits = limits or ctx.settings.api
+    verify = labelling_cache_misses(verify or _verify_with(ctx))
     VerifyRequest = _request_model(limits)
     workers = concurrent.futures.ThreadPoolExecutor(max_workers=limits.concurrency,
                                                     thread_name_prefix="verify")
@@ -267,7 +253,7 @@ def create_app(verify: Callable[[str, list[str]], dict] | None = None, *,
     @app.get("/health", response_model=Health)
     async def health() -> dict:
         """Liveness, whether the cache is replay-only, and the limits in force."""
-        return {"status": "ok", "offline": config.offline(), "fixture_site": fixture_site,
+        return {"status": "ok", "offline": ctx.settings.offline, "fixture_site": fixture_site,
                 "limits": {k: v for k, v in vars(limits).items()}}
 
     error_docs = {400: {"model": Problem, "description": "a Content-Length that is not a number"},
@@ -318,16 +304,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, ctx: RunContext) -> int:
     """Serve until interrupted. --dry-run: CITECHECK_OFFLINE=1 plus the fixture site on loopback."""
     import uvicorn
 
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be between 1 and 65535, got {args.port}")
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    fixture = start_dry_run() if args.dry_run else None
+    fixture = None
+    if args.dry_run:
+        ctx, fixture = start_dry_run(ctx)
     try:
-        app = create_app(fixture_site=fixture.base_url if fixture else None)
+        app = create_app(ctx, fixture_site=fixture.base_url if fixture else None)
         warm_up()
         if args.host not in ("127.0.0.1", "::1", "localhost"):
             print(f"citecheck serve: binding {args.host}: reachable from the network, not only this machine",
@@ -345,20 +333,18 @@ def warm_up() -> None:
     retrieval.model()
 
 
-def start_dry_run():
-    """Replay only (CITECHECK_OFFLINE=1), start the fixture site and let the fetcher reach it — only it.
+def start_dry_run(ctx: RunContext):
+    """Replay only (offline), start the fixture site and let the fetcher reach it — only it.
 
-    Returns the running fixture site (see citecheck.site); a request the cache does not hold answers
-    a labelled verdict (unreachable / cache_miss), never a live call.
+    Returns (the dry run's context, the running fixture site); a request the cache does not hold
+    answers a labelled verdict (unreachable / cache_miss), never a live call.
     """
-    from . import site
-
-    if not config.cache_path().is_file():
-        raise FileNotFoundError(f"serve --dry-run replays {config.cache_path()}, which does not exist here: "
+    path = ctx.settings.cache_path
+    if not path.is_file():
+        raise FileNotFoundError(f"serve --dry-run replays {path}, which does not exist here: "
                                 "run it from the repository root or set CITECHECK_CACHE")
-    fixture = site.start()
-    os.environ["CITECHECK_OFFLINE"] = "1"
-    config.allow_origin(fixture.host, fixture.port)
-    print(f"citecheck serve: dry run: replaying {config.cache_path()} (CITECHECK_OFFLINE=1); "
+    fixture = importlib.import_module(FIXTURE_SITE_MODULE).start(port=ctx.settings.site_port)
+    dry = ctx.replace(offline=True).allowing(fixture.host, fixture.port)
+    print(f"citecheck serve: dry run: replaying {path} (CITECHECK_OFFLINE=1); "
           f"fixture site at {fixture.base_url}", file=sys.stderr)
-    return fixture
+    return dry, fixture

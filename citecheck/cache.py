@@ -7,7 +7,7 @@ Rules:
 - Writes are atomic (temp file + rename), thread-safe and process-safe (a lock file); a writer
   re-reads the file under the lock so concurrent recorders never drop each other's entries.
 - A corrupted file raises CacheCorrupted naming the path and is never overwritten.
-- With CITECHECK_OFFLINE=1 a miss raises CacheMiss naming the call and how to run it live.
+- An offline cache (CITECHECK_OFFLINE=1) raises CacheMiss on a miss, naming the call and how to run it live.
 """
 from __future__ import annotations
 
@@ -22,8 +22,6 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
-
-from . import config
 
 
 class CacheError(RuntimeError):
@@ -84,17 +82,15 @@ class Cache:
     _locks: dict[str, threading.Lock] = {}
     _locks_guard = threading.Lock()
 
-    def __init__(self, path: str | os.PathLike | None = None):
-        self.path = Path(path) if path is not None else config.cache_path()
+    def __init__(self, path: str | os.PathLike, *, offline: bool = False):
+        self.path = Path(path)
+        self.offline = offline
         self._entries = _load(self.path)
         with Cache._locks_guard:
             self._lock = Cache._locks.setdefault(str(self.path.resolve()), threading.Lock())
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    def get(self, key: str) -> dict | None:
-        return self._entries.get(key)
 
     def entries(self) -> dict:
         return dict(self._entries)
@@ -127,7 +123,7 @@ class Cache:
         hit = self._entries.get(key)
         if hit is not None:
             return hit["answer"]
-        if config.offline():
+        if self.offline:
             raise CacheMiss(f"{function} (model {model}, key {key[:12]}) is not in {self.path.name} and "
                             f"CITECHECK_OFFLINE=1. To run it live, unset CITECHECK_OFFLINE"
                             + (f" and {how_to_run_live}" if how_to_run_live else ""))
@@ -145,21 +141,8 @@ class Cache:
         return answer
 
 
-_default: dict[str, Cache] = {}
-
-
-def default_cache() -> Cache:
-    """The cache at CITECHECK_CACHE, opened once per path per process."""
-    path = config.cache_path()
-    key = str(path.resolve())
-    if key not in _default:
-        _default[key] = Cache(path)
-    return _default[key]
-
-
-def models_used(cache: Cache | None = None) -> list[dict]:
+def models_used(cache: Cache) -> list[dict]:
     """Which models answered the recorded calls, how many each, and the date range."""
-    cache = cache if cache is not None else default_cache()
     rows: dict[tuple, dict] = {}
     for entry in cache.entries().values():
         row = rows.setdefault((entry["function"], entry["model"]),

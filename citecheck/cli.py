@@ -1,7 +1,8 @@
 """`python -m citecheck <command>`: each sub-command lives in the module of its stage.
 
-Rule: a module named here provides `add_arguments(parser)` and `run(args) -> int`; the module is
-imported only when its command runs. Known failures print one line on stderr and exit non-zero.
+Rule: a module named here provides `add_arguments(parser)` and `run(args, ctx) -> int`; the module is
+imported only when its command runs. The run context (settings read from the environment, once) is
+built here and passed down. Known failures print one line on stderr and exit non-zero.
 """
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ import sys
 from . import config
 
 COMMANDS = {
-    "check": ("citecheck.review", "check citations against a source document (Choice judge)"),
+    "check": ("citecheck.check", "check citations against a source document (Choice judge)"),
     "verify": ("citecheck.verify", "verify one claim against its cited URLs (live-web flow)"),
     "batch": ("citecheck.batch", "verify a JSONL batch and print citation precision"),
-    "replay": ("citecheck.audit", "print a stored page by its rid (Crawlbase Storage API)"),
+    "replay": ("citecheck.fetch.storage", "print a stored page by its rid (Crawlbase Storage API)"),
     "serve": ("citecheck.api", "serve the /verify HTTP API"),
-    "judge-server": ("citecheck.judge_server", "start the local judge on 127.0.0.1"),
+    "judge-server": ("citecheck.local_judge.server", "start the local judge on 127.0.0.1"),
     "record": ("citecheck.record", "record the cache with the local judge and re-execute the notebooks"),
 }
 
@@ -42,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     module.add_arguments(command)
     args = command.parse_args(argv[1:])
     try:
-        return int(module.run(args) or 0)
+        from .context import RunContext
+        return int(module.run(args, RunContext.from_env()) or 0)
     except _known_errors() as exc:
         print(f"citecheck {argv[0]}: error: {config.redact(str(exc))}", file=sys.stderr)
         return 1

@@ -1,11 +1,20 @@
-"""Environment variables, read in this one module and nowhere else.
+"""Settings: every environment variable is read here, once, into a `Settings` object.
 
-Rule: settings are read when asked for (never frozen at import), a missing secret raises
-`MissingSetting` naming the variable, and no function here returns a secret inside a message.
+Rules:
+- No other module reads or writes `os.environ`. Entry points (the CLI, the API, the notebook set-up,
+  `record`) call `Settings.from_env()` once and pass the result down (inside a `context.RunContext`).
+- Every value is validated when read; a bad value is a ValueError naming the variable.
+- Secrets live in `Secrets`: a missing one raises `MissingSetting` naming the variable; no repr,
+  message or pickle ever holds a value (unpickled on another machine, they are read from *its*
+  environment, so a task graph never carries a key).
+- Environments for child processes (notebook kernels, the judge server) are built here too.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SECRETS = ("TYPESAFE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN",
@@ -41,11 +50,20 @@ DEFAULTS = {
     "API_DEADLINE": "60",
     "API_CONCURRENCY": "4",
     "API_QUEUE_TIMEOUT": "5",
+    "JUDGE_EXTRA_BUFTS": "0",
 }
 
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}
 """openai's default is the local judge's model (served on an OpenAI-compatible endpoint), so offline
 replays hit the published cache; set JUDGE_MODEL (e.g. gpt-4o-mini) for a hosted model."""
+
+LOCAL_MODEL_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+                   "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error"}
+"""Set before a bundled model (MiniLM) is loaded: no hub look-ups, no progress bars."""
+QUIET_ENV = {**LOCAL_MODEL_ENV, "TQDM_DISABLE": "1", "PYTHONHASHSEED": "0"}
+"""What a notebook kernel runs with: the bundled models offline, no progress bars, stable hashing."""
+
+_TRUE = {"1", "true", "yes", "on"}
 
 
 class MissingSetting(RuntimeError):
@@ -56,114 +74,208 @@ class MissingSetting(RuntimeError):
         super().__init__(f"{name} is not set" + (f": {hint}" if hint else ""))
 
 
-def get(name: str) -> str:
-    """The variable's value, or its documented default ('' when it has none)."""
-    return os.environ.get(name, DEFAULTS.get(name, "")).strip()
+class Secrets:
+    """The secret variables that are set. Never shows a value; pickles as 'read them again where I land'."""
+
+    def __init__(self, values: Mapping[str, str]):
+        self._values = {name: value for name, value in values.items() if value}
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Secrets":
+        environ = os.environ if environ is None else environ
+        return cls({name: environ.get(name, "").strip() for name in SECRETS})
+
+    def has(self, name: str) -> bool:
+        return name in self._values
+
+    def get(self, name: str, default: str = "") -> str:
+        return self._values.get(name, default)
+
+    def require(self, name: str, hint: str = "") -> str:
+        """The secret's value; MissingSetting(name) when unset or empty."""
+        if name not in self._values:
+            raise MissingSetting(name, hint)
+        return self._values[name]
+
+    def redact(self, text: str) -> str:
+        """Replace the value of every held secret in `text` with the variable's name."""
+        for name, value in self._values.items():
+            if len(value) >= 4:
+                text = text.replace(value, f"<{name}>")
+        return text
+
+    def __repr__(self) -> str:
+        return f"Secrets({', '.join(sorted(self._values)) or 'none'})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Secrets) and self._values == other._values
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._values)))
+
+    def __reduce__(self):
+        return (Secrets.from_env, ())
 
 
-def secret(name: str, hint: str = "") -> str:
-    """A secret's value; raises MissingSetting(name) when unset or empty."""
-    value = os.environ.get(name, "").strip()
-    if not value:
-        raise MissingSetting(name, hint)
-    return value
+@dataclass(frozen=True)
+class ApiLimits:
+    """The /verify service's bounds (API_* variables)."""
+    max_urls: int = 10
+    max_claim_chars: int = 2000
+    max_body_bytes: int = 65536
+    deadline: float = 60.0
+    concurrency: int = 4
+    queue_timeout: float = 5.0
 
 
-def has(name: str) -> bool:
-    """True when the variable is set to a non-empty value."""
-    return bool(os.environ.get(name, "").strip())
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of a run, validated. `Settings()` is the documented defaults with no secrets."""
+    typesafe_endpoint: str = ""
+    typesafe_model: str = LOCAL_MODEL
+    judge_timeout: float = 120.0
+    openai_base_url: str = DEFAULTS["OPENAI_BASE_URL"]
+    anthropic_base_url: str = DEFAULTS["ANTHROPIC_BASE_URL"]
+    ollama_host: str = DEFAULTS["OLLAMA_HOST"]
+    judge_provider: str = "openai"
+    judge_model: str = LOCAL_MODEL
+    crawlbase_api_url: str = ""
+    crawlbase_timeout: float = 90.0
+    fetch_timeout: float = 20.0
+    fetch_max_bytes: int = 5_000_000
+    site_port: int = 8731
+    cache_path: Path = Path("json_cache.json")
+    offline: bool = False
+    batch_concurrency: int = 4
+    audit_db: Path = Path("audit.db")
+    auto_accept: float = 0.8
+    allow_private: bool = False
+    allow_hosts: frozenset[tuple[str, int]] = frozenset()
+    api: ApiLimits = field(default_factory=ApiLimits)
+    judge_extra_bufts: bool = False
+    secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+        """Read and validate every variable (defaults from DEFAULTS)."""
+        environ = os.environ if environ is None else environ
+        read = _Reader(environ)
+        provider = read.text("JUDGE_PROVIDER").lower()
+        if provider not in DEFAULT_JUDGE_MODELS:
+            raise ValueError(f"JUDGE_PROVIDER must be one of openai, anthropic, ollama; got {provider!r}")
+        return cls(
+            typesafe_endpoint=read.text("TYPESAFE_ENDPOINT"),
+            typesafe_model=read.text("TYPESAFE_MODEL"),
+            judge_timeout=read.positive("JUDGE_TIMEOUT"),
+            openai_base_url=read.text("OPENAI_BASE_URL"),
+            anthropic_base_url=read.text("ANTHROPIC_BASE_URL"),
+            ollama_host=read.text("OLLAMA_HOST"),
+            judge_provider=provider,
+            judge_model=read.text("JUDGE_MODEL") or DEFAULT_JUDGE_MODELS[provider],
+            crawlbase_api_url=read.text("CRAWLBASE_API_URL"),
+            crawlbase_timeout=read.positive("CRAWLBASE_TIMEOUT"),
+            fetch_timeout=read.positive("FETCH_TIMEOUT"),
+            fetch_max_bytes=read.positive("FETCH_MAX_BYTES", integer=True),
+            site_port=read.port("CITECHECK_SITE_PORT"),
+            cache_path=Path(read.text("CITECHECK_CACHE")),
+            offline=read.flag("CITECHECK_OFFLINE"),
+            batch_concurrency=read.positive("BATCH_CONCURRENCY", integer=True),
+            audit_db=Path(read.text("AUDIT_DB")),
+            auto_accept=read.fraction("AUTO_ACCEPT"),
+            allow_private=read.flag("CITECHECK_ALLOW_PRIVATE"),
+            allow_hosts=parse_origins(read.text("CITECHECK_ALLOW_HOSTS")),
+            api=ApiLimits(max_urls=read.positive("API_MAX_URLS", integer=True),
+                          max_claim_chars=read.positive("API_MAX_CLAIM_CHARS", integer=True),
+                          max_body_bytes=read.positive("API_MAX_BODY_BYTES", integer=True),
+                          deadline=read.positive("API_DEADLINE"),
+                          concurrency=read.positive("API_CONCURRENCY", integer=True),
+                          queue_timeout=read.positive("API_QUEUE_TIMEOUT")),
+            judge_extra_bufts=read.flag("JUDGE_EXTRA_BUFTS"),
+            secrets=Secrets.from_env(environ),
+        )
+
+    def replace(self, **changes) -> "Settings":
+        """A copy with some settings changed (e.g. a dry run: offline, one more allowed origin)."""
+        return dataclasses.replace(self, **changes)
+
+    def allowing(self, host: str, port: int) -> "Settings":
+        """A copy whose direct fetcher may also reach this one private origin."""
+        return self.replace(allow_hosts=self.allow_hosts | {(host.lower(), port)})
 
 
-def flag(name: str) -> bool:
-    """A boolean variable: 1/true/yes/on are true."""
-    return get(name).lower() in {"1", "true", "yes", "on"}
+class _Reader:
+    """Validating reads of one environment mapping; every error names the variable."""
+
+    def __init__(self, environ: Mapping[str, str]):
+        self.environ = environ
+
+    def text(self, name: str) -> str:
+        return str(self.environ.get(name, DEFAULTS.get(name, ""))).strip()
+
+    def flag(self, name: str) -> bool:
+        return self.text(name).lower() in _TRUE
+
+    def positive(self, name: str, *, integer: bool = False):
+        raw = self.text(name)
+        try:
+            value = int(raw) if integer else float(raw)
+        except ValueError:
+            kind = "a whole number" if integer else "a number"
+            raise ValueError(f"{name} must be {kind} > 0, got {raw!r}") from None
+        if not value > 0 or value != value or value == float("inf"):
+            raise ValueError(f"{name} must be > 0, got {value}")
+        return value
+
+    def fraction(self, name: str) -> float:
+        raw = self.text(name)
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError(f"{name} must be a number between 0 and 1, got {raw!r}") from None
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} must be between 0 and 1, got {value}")
+        return value
+
+    def port(self, name: str) -> int:
+        raw = self.text(name)
+        if not raw.isdigit() or not 0 <= int(raw) <= 65535:
+            raise ValueError(f"{name} must be a port number (0-65535), got {raw!r}")
+        return int(raw)
 
 
-def offline() -> bool:
-    """CITECHECK_OFFLINE=1: replay only, a cache miss is an error and no network call is made."""
-    return flag("CITECHECK_OFFLINE")
-
-
-LOCAL_MODEL_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-                   "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error"}
-"""Set before a bundled model (MiniLM) is loaded: no hub look-ups, no progress bars."""
-
-
-def use_local_models() -> None:
-    """Write LOCAL_MODEL_ENV into the environment (the one place besides notebook.setup that writes it)."""
-    os.environ.update(LOCAL_MODEL_ENV)
-
-
-def allow_origin(host: str, port: int) -> None:
-    """Let the direct fetcher reach this one private origin (adds host:port to CITECHECK_ALLOW_HOSTS)."""
-    origins = [o.strip() for o in get("CITECHECK_ALLOW_HOSTS").split(",") if o.strip()]
-    if f"{host}:{port}" not in origins:
-        os.environ["CITECHECK_ALLOW_HOSTS"] = ",".join([*origins, f"{host}:{port}"])
-
-
-def cache_path() -> Path:
-    return Path(get("CITECHECK_CACHE"))
-
-
-def auto_accept() -> float:
-    """AUTO_ACCEPT as a float in [0, 1]; a bad value is an error naming the variable."""
-    raw = get("AUTO_ACCEPT")
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"AUTO_ACCEPT must be a number between 0 and 1, got {raw!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"AUTO_ACCEPT must be between 0 and 1, got {value}")
-    return value
-
-
-def judge_timeout() -> float:
-    """Seconds one judge call may take (a CPU-only local model needs far more than the SDK's 10 s)."""
-    raw = get("JUDGE_TIMEOUT")
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"JUDGE_TIMEOUT must be a number of seconds, got {raw!r}") from None
-    if value <= 0:
-        raise ValueError(f"JUDGE_TIMEOUT must be positive, got {value}")
-    return value
-
-
-def batch_concurrency() -> int:
-    raw = get("BATCH_CONCURRENCY")
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"BATCH_CONCURRENCY must be a whole number >= 1, got {raw!r}")
-    return int(raw)
-
-
-def positive(name: str, *, integer: bool = False) -> float:
-    """A variable that must be a positive number (a whole one when `integer`); errors name it."""
-    raw = get(name)
-    try:
-        value = int(raw) if integer else float(raw)
-    except ValueError:
-        kind = "a whole number" if integer else "a number"
-        raise ValueError(f"{name} must be {kind} > 0, got {raw!r}") from None
-    if not value > 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
-    return value
-
-
-def judge_provider() -> str:
-    provider = get("JUDGE_PROVIDER").lower()
-    if provider not in DEFAULT_JUDGE_MODELS:
-        raise ValueError(f"JUDGE_PROVIDER must be one of openai, anthropic, ollama; got {provider!r}")
-    return provider
-
-
-def judge_model() -> str:
-    return get("JUDGE_MODEL") or DEFAULT_JUDGE_MODELS[judge_provider()]
+def parse_origins(raw: str) -> frozenset[tuple[str, int]]:
+    """CITECHECK_ALLOW_HOSTS ("host:port,...") as {(host, port)}; a malformed entry names the variable."""
+    origins = set()
+    for entry in filter(None, (e.strip() for e in raw.split(","))):
+        host, sep, port = entry.rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ValueError(f"CITECHECK_ALLOW_HOSTS entries must be host:port, got {entry!r}")
+        origins.add((host.strip("[]").lower(), int(port)))
+    return frozenset(origins)
 
 
 def redact(text: str) -> str:
-    """Replace the value of every set secret in `text` with the variable's name."""
-    for name in SECRETS:
-        value = os.environ.get(name, "").strip()
-        if len(value) >= 4:
-            text = text.replace(value, f"<{name}>")
-    return text
+    """Replace the value of every secret set in this process's environment with the variable's name.
+
+    The last line of defence for messages and rows written to disk: it reads the environment at the
+    moment of writing, so no secret set anywhere in the process escapes."""
+    return Secrets.from_env().redact(text)
+
+
+def use_local_models() -> None:
+    """Write LOCAL_MODEL_ENV into this process's environment before a bundled model is loaded."""
+    os.environ.update(LOCAL_MODEL_ENV)
+
+
+def child_env(overrides: Mapping[str, str] | None = None, *, quiet: bool = False) -> dict[str, str]:
+    """The environment for a child process: this one's, plus QUIET_ENV when `quiet`, plus `overrides`."""
+    env = dict(os.environ)
+    if quiet:
+        env.update(QUIET_ENV)
+    env.update(overrides or {})
+    return env
+
+
+def quiet_this_process() -> None:
+    """QUIET_ENV in this process's own environment (the notebook set-up cell: the kernel itself)."""
+    os.environ.update(QUIET_ENV)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from . import guard as guard_stage
 from . import judges, passages as passages_stage, retrieval
+from .context import RunContext
 
 SAMPLE = Path("data/wice/sample.jsonl")
 SPLITS = ("tune", "report")
@@ -77,7 +78,7 @@ def load_sample(path: str | Path = SAMPLE) -> list[dict]:
 
 # ---------------------------------------------------------------- page, passages, retrieval
 
-def page_text(sentences: list[str]) -> str:
+def wice_page(sentences: list[str]) -> str:
     """The article as the live-web flow would fetch it: one sentence per paragraph."""
     return "\n\n".join(" ".join(s.split()) for s in sentences)
 
@@ -132,7 +133,7 @@ def has_gold_evidence(row: dict) -> bool:
 
 def prepare(row: dict) -> dict:
     """Passages, sentence -> passage map and both rankings for one row (no judge call)."""
-    shown_passages = passages_stage.split_passages(page_text(row["evidence"]))
+    shown_passages = passages_stage.split_passages(wice_page(row["evidence"]))
     return {**row, "passages": shown_passages,
             "where": sentence_passages(row["evidence"], shown_passages),
             "order": {"MiniLM": minilm_order(row["claim"], shown_passages),
@@ -157,16 +158,16 @@ def recall_at_k(prepared: list[dict], ks: tuple[int, ...] = KS) -> list[dict]:
 
 # ---------------------------------------------------------------- the judges over one row
 
-def shown(row: dict) -> list[str]:
+def shown_passages(row: dict) -> list[str]:
     """What the judge reads: the MiniLM top-3 passages, best first (as retrieval.top_passages)."""
     return [row["passages"][i] for i in row["order"]["MiniLM"][:retrieval.TOP_K]]
 
 
-def judge_row(row: dict) -> list[dict]:
+def judge_row(row: dict, ctx: RunContext) -> list[dict]:
     """Both judges on one prepared row (replayed from the cache), one record per judge."""
-    top = shown(row)
-    choice = judges.choice_judge(row["claim"], "\n\n".join(top))
-    verdict = guard_stage.guard(judges.json_judge(row["claim"], top), top)
+    top = shown_passages(row)
+    choice = judges.choice_judge(row["claim"], "\n\n".join(top), ctx)
+    verdict = guard_stage.guard(judges.json_judge(row["claim"], top, ctx), top)
     base = {"id": row["id"], "split": row["split"], "label": row["label"], "gold": row["gold"]}
     return [{**base, "judge": "choice", "answer": choice["relation"], "confidence": choice["confidence"],
              "reason": None, "model": choice["model"]},

@@ -13,6 +13,7 @@ Rules:
 from __future__ import annotations
 
 from .matching import normalise
+from .vocabulary import NOT_FOUND
 
 NOT_IN_SOURCE = "evidence_quote_not_in_source"
 
@@ -28,7 +29,7 @@ def guard(verdict: dict, passages: list[str]) -> dict:
     quote = verdict.get("evidence_quote")
     if quote_in_passages(quote, passages):
         return dict(verdict)
-    if verdict.get("label") == "not_found" and quote is None:
+    if verdict.get("label") == NOT_FOUND and quote is None:
         return dict(verdict)
-    return {**verdict, "label": "not_found", "evidence_quote": None, "confidence": 0.0,
+    return {**verdict, "label": NOT_FOUND, "evidence_quote": None, "confidence": 0.0,
             "reason": NOT_IN_SOURCE}

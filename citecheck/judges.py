@@ -17,24 +17,22 @@ from typing import Any
 
 import httpx
 
-from . import config
-from .cache import Cache, default_cache
-
-RELATIONS = ("supports", "contradicts", "says_nothing")
-VERDICT_OF = {"supports": "verified", "contradicts": "contradicted", "says_nothing": "unsupported"}
+from . import calibration
+from .config import DEFAULTS, Settings
+from .context import RunContext
+from .vocabulary import JUDGE_LABELS, RELATIONS
 
 CHOICE_INSTRUCTIONS = "How does the `source` text relate to the `claim`?"
-CHOICE_CRITERIA = {
-    "supports": "The source states what the claim says.",
-    "contradicts": "The source states something that makes the claim false.",
-    "says_nothing": "The source does not address what the claim says.",
-}
+CHOICE_CRITERIA = dict(zip(RELATIONS, (
+    "The source states what the claim says.",
+    "The source states something that makes the claim false.",
+    "The source does not address what the claim says.",
+)))
 
-LABELS = ("supported", "contradicted", "not_found")
 JSON_SCHEMA = {
     "type": "object",
     "properties": {
-        "label": {"type": "string", "enum": list(LABELS)},
+        "label": {"type": "string", "enum": list(JUDGE_LABELS)},
         "evidence_quote": {"type": ["string", "null"]},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
     },
@@ -78,34 +76,34 @@ def local_calibration() -> dict | None:
     They are part of every Choice cache key: refitting them changes the local judge's answers, so
     it must miss the cache instead of replaying answers read out with the old offsets.
     """
-    from .local_model import load_calibration, question_key
-    return load_calibration().get(question_key(CHOICE_INSTRUCTIONS, CHOICE_CRITERIA))
+    return calibration.load_calibration().get(calibration.question_key(CHOICE_INSTRUCTIONS, CHOICE_CRITERIA))
 
 
 def choice_state(claim: str, source: str) -> dict:
     return {"claim": claim, "source": source}
 
 
-def _typesafe_client():
+def _typesafe_client(settings: Settings):
     from typesafe_sdk import RetryPolicy, TypeSafeClient
-    endpoint = config.get("TYPESAFE_ENDPOINT")
+    endpoint = settings.typesafe_endpoint
     if endpoint:
-        key = config.get("TYPESAFE_API_KEY") or "local"   # a local server needs no key
+        key = settings.secrets.get("TYPESAFE_API_KEY") or "local"   # a local server needs no key
     else:
-        key = config.secret("TYPESAFE_API_KEY", "or set TYPESAFE_ENDPOINT to a Jev-compatible server")
-    return TypeSafeClient(api_key=key, base_url=endpoint or None, model=config.get("TYPESAFE_MODEL"),
-                          timeout=config.judge_timeout(), compression=False if endpoint else None,
+        key = settings.secrets.require("TYPESAFE_API_KEY", "or set TYPESAFE_ENDPOINT to a Jev-compatible server")
+    return TypeSafeClient(api_key=key, base_url=endpoint or None, model=settings.typesafe_model,
+                          timeout=settings.judge_timeout, compression=False if endpoint else None,
                           retry=RetryPolicy(max_retries=2))
 
 
-def _typesafe_endpoint() -> str:
-    return config.get("TYPESAFE_ENDPOINT") or "https://api.typesafe.ai"
+def _typesafe_endpoint(settings: Settings) -> str:
+    return settings.typesafe_endpoint or "https://api.typesafe.ai"
 
 
-def choice_judge(claim: str, source: str, *, cache: Cache | None = None) -> dict:
+def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
     """{relation, confidence, probabilities, model} for one claim against one source text."""
     from typesafe_sdk import TypeSafeAPIConnectionError, TypeSafeAPIError
-    model = config.get("TYPESAFE_MODEL")
+    settings = ctx.settings
+    model = settings.typesafe_model
     state = choice_state(claim, source)
     question = choice_question()
     request = {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)},
@@ -113,13 +111,13 @@ def choice_judge(claim: str, source: str, *, cache: Cache | None = None) -> dict
 
     def compute():
         try:
-            with _typesafe_client() as client:
+            with _typesafe_client(settings) as client:
                 response = client.system_one(state=state, questions={"relation": question})
         except TypeSafeAPIConnectionError as exc:
-            raise JudgeUnavailable(f"Choice judge at {_typesafe_endpoint()} did not answer "
+            raise JudgeUnavailable(f"Choice judge at {_typesafe_endpoint(settings)} did not answer "
                                    f"({type(exc).__name__}); {LIVE_HINT['typesafe']}") from None
         except TypeSafeAPIError as exc:
-            raise JudgeUnavailable(f"Choice judge at {_typesafe_endpoint()} answered HTTP {exc.status}; "
+            raise JudgeUnavailable(f"Choice judge at {_typesafe_endpoint(settings)} answered HTTP {exc.status}; "
                                    f"{LIVE_HINT['typesafe']}") from None
         answer = response.choices["relation"]
         result = {"relation": answer.choice, "confidence": answer.confidence,
@@ -127,8 +125,7 @@ def choice_judge(claim: str, source: str, *, cache: Cache | None = None) -> dict
         usage = {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens}
         return result, usage, response.model
 
-    answer = (cache if cache is not None else default_cache()).call("typesafe.system_one", model, request, compute,
-                                             how_to_run_live=LIVE_HINT["typesafe"])
+    answer = ctx.cache.call("typesafe.system_one", model, request, compute, how_to_run_live=LIVE_HINT["typesafe"])
     return {**answer, "model": model}
 
 
@@ -154,7 +151,7 @@ def parse_verdict(content: str | None) -> dict:
     if not isinstance(data, dict):
         return invalid("not a JSON object")
     label, quote, conf = data.get("label"), data.get("evidence_quote"), data.get("confidence")
-    if label not in LABELS:
+    if label not in JUDGE_LABELS:
         return invalid(f"label {label!r}")
     if quote is not None and not isinstance(quote, str):
         return invalid("evidence_quote is not a string or null")
@@ -163,9 +160,9 @@ def parse_verdict(content: str | None) -> dict:
     return {"label": label, "evidence_quote": quote or None, "confidence": float(conf), "reason": None}
 
 
-def _post(url: str, body: dict, headers: dict, provider: str) -> dict:
+def _post(url: str, body: dict, headers: dict, provider: str, timeout: float) -> dict:
     try:
-        response = httpx.post(url, json=body, headers=headers, timeout=config.judge_timeout())
+        response = httpx.post(url, json=body, headers=headers, timeout=timeout)
     except httpx.HTTPError as exc:
         raise JudgeUnavailable(f"{provider} judge at {url} did not answer ({type(exc).__name__}); "
                                f"{LIVE_HINT[provider]}") from None
@@ -178,14 +175,15 @@ def _post(url: str, body: dict, headers: dict, provider: str) -> dict:
         raise JudgeUnavailable(f"{provider} judge at {url} answered a body that is not JSON") from None
 
 
-def _call_openai(model: str, messages: list[dict]) -> tuple[str, dict, str]:
-    base = config.get("OPENAI_BASE_URL").rstrip("/")
-    local = base != config.DEFAULTS["OPENAI_BASE_URL"]
-    key = config.get("OPENAI_API_KEY") or ("local" if local else config.secret("OPENAI_API_KEY"))
+def _call_openai(model: str, messages: list[dict], settings: Settings) -> tuple[str, dict, str]:
+    base = settings.openai_base_url.rstrip("/")
+    local = base != DEFAULTS["OPENAI_BASE_URL"]
+    key = settings.secrets.get("OPENAI_API_KEY") or ("local" if local else settings.secrets.require("OPENAI_API_KEY"))
     body = {"model": model, "messages": messages, "temperature": 0,
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": "verdict", "strict": True, "schema": JSON_SCHEMA}}}
-    data = _post(f"{base}/chat/completions", body, {"Authorization": f"Bearer {key}"}, "openai")
+    data = _post(f"{base}/chat/completions", body, {"Authorization": f"Bearer {key}"}, "openai",
+                 settings.judge_timeout)
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
@@ -197,14 +195,15 @@ ANTHROPIC_TOOL = {"name": "record_verdict", "description": "Record the verdict o
                   "input_schema": JSON_SCHEMA}
 
 
-def _call_anthropic(model: str, messages: list[dict]) -> tuple[str, dict, str]:
+def _call_anthropic(model: str, messages: list[dict], settings: Settings) -> tuple[str, dict, str]:
     """Messages API with the schema enforced as a forced tool call; its input is the verdict."""
-    key = config.secret("ANTHROPIC_API_KEY")
+    key = settings.secrets.require("ANTHROPIC_API_KEY")
     body = {"model": model, "max_tokens": 400, "temperature": 0, "system": messages[0]["content"],
             "messages": messages[1:], "tools": [ANTHROPIC_TOOL],
             "tool_choice": {"type": "tool", "name": ANTHROPIC_TOOL["name"]}}
     headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
-    data = _post(f"{config.get('ANTHROPIC_BASE_URL').rstrip('/')}/v1/messages", body, headers, "anthropic")
+    data = _post(f"{settings.anthropic_base_url.rstrip('/')}/v1/messages", body, headers, "anthropic",
+                 settings.judge_timeout)
     parts = [part for part in data.get("content", []) if isinstance(part, dict)]
     tool_inputs = [part.get("input") for part in parts if part.get("type") == "tool_use"]
     if tool_inputs:
@@ -214,11 +213,11 @@ def _call_anthropic(model: str, messages: list[dict]) -> tuple[str, dict, str]:
     return text, data.get("usage"), data.get("model", model)
 
 
-def _call_ollama(model: str, messages: list[dict]) -> tuple[str, dict, str]:
-    host = config.get("OLLAMA_HOST").rstrip("/")
+def _call_ollama(model: str, messages: list[dict], settings: Settings) -> tuple[str, dict, str]:
+    host = settings.ollama_host.rstrip("/")
     body = {"model": model, "messages": messages, "format": JSON_SCHEMA, "stream": False,
             "options": {"temperature": 0}}
-    data = _post(f"{host}/api/chat", body, {}, "ollama")
+    data = _post(f"{host}/api/chat", body, {}, "ollama", settings.judge_timeout)
     usage = {"input_tokens": data.get("prompt_eval_count"), "output_tokens": data.get("eval_count")}
     return (data.get("message") or {}).get("content"), usage, data.get("model", model)
 
@@ -226,16 +225,15 @@ def _call_ollama(model: str, messages: list[dict]) -> tuple[str, dict, str]:
 PROVIDERS = {"openai": _call_openai, "anthropic": _call_anthropic, "ollama": _call_ollama}
 
 
-def json_judge(claim: str, passages: list[str], *, cache: Cache | None = None) -> dict:
+def json_judge(claim: str, passages: list[str], ctx: RunContext) -> dict:
     """{label, evidence_quote, confidence, reason, model} from JUDGE_PROVIDER over the passages shown."""
-    provider, model = config.judge_provider(), config.judge_model()
+    provider, model = ctx.settings.judge_provider, ctx.settings.judge_model
     messages = json_messages(claim, passages)
     request = {"messages": messages, "schema": JSON_SCHEMA}
 
     def compute() -> tuple[Any, dict | None, str]:
-        content, usage, answered_by = PROVIDERS[provider](model, messages)
+        content, usage, answered_by = PROVIDERS[provider](model, messages, ctx.settings)
         return {"content": content}, usage, answered_by
 
-    answer = (cache if cache is not None else default_cache()).call(f"judge.json/{provider}", model, request, compute,
-                                             how_to_run_live=LIVE_HINT[provider])
+    answer = ctx.cache.call(f"judge.json/{provider}", model, request, compute, how_to_run_live=LIVE_HINT[provider])
     return {**parse_verdict(answer["content"]), "model": model}

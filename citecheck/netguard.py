@@ -9,12 +9,11 @@ Rules:
   judged as that IPv4 address.
 - The fetcher calls `check_url` before the first request and again on every redirect hop, so a
   public page cannot bounce the fetch into the private network.
-- CITECHECK_ALLOW_PRIVATE=1 lifts the address check (the fixture site and tests run on 127.0.0.1);
-  CITECHECK_ALLOW_HOSTS="host:port,..." lifts it for those exact origins only (the dry run allows
-  the fixture site this way). Neither lifts the scheme check.
+- `allow_private` (CITECHECK_ALLOW_PRIVATE=1) lifts the address check (the fixture site and tests run
+  on 127.0.0.1); `allowed` (CITECHECK_ALLOW_HOSTS="host:port,...", parsed by config) lifts it for
+  those exact origins only (the dry run allows the fixture site this way). Neither lifts the scheme check.
 
-The resolver is module-level (`resolver`) so tests can swap in a fake DNS; the private allowance
-can also be passed per call.
+The resolver is module-level (`resolver`) so tests can swap in a fake DNS.
 """
 from __future__ import annotations
 
@@ -22,8 +21,6 @@ import ipaddress
 import socket
 from typing import Callable, Iterable
 from urllib.parse import urlsplit
-
-from . import config
 
 ALLOWED_SCHEMES = ("http", "https")
 METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
@@ -66,14 +63,14 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | No
     return None
 
 
-def classify(address: Address) -> str | None:
+def why_refused(address: Address) -> str | None:
     """Why this address is off-limits ('loopback', 'private', ...), or None when it is public."""
     if address in METADATA_ADDRESSES:
         return "metadata"
     if isinstance(address, ipaddress.IPv6Address):
         embedded = _embedded_ipv4(address)
         if embedded is not None:
-            return classify(embedded)
+            return why_refused(embedded)
         if address.scope_id:
             return "link_local"
     for word, test in (("unspecified", address.is_unspecified), ("loopback", address.is_loopback),
@@ -86,22 +83,10 @@ def classify(address: Address) -> str | None:
     return None
 
 
-def _allowed_origins() -> set[tuple[str, int]]:
-    """CITECHECK_ALLOW_HOSTS as {(host, port)}; a malformed entry is an error naming the variable."""
-    origins = set()
-    for entry in filter(None, (e.strip() for e in config.get("CITECHECK_ALLOW_HOSTS").split(","))):
-        host, sep, port = entry.rpartition(":")
-        if not sep or not host or not port.isdigit():
-            raise ValueError(f"CITECHECK_ALLOW_HOSTS entries must be host:port, got {entry!r}")
-        origins.add((host.strip("[]").lower(), int(port)))
-    return origins
-
-
-def check_url(url: str, *, allow_private: bool | None = None) -> None:
-    """Raise BlockedURL unless `url` is http(s) and every address its host resolves to is public.
-
-    `allow_private` defaults to CITECHECK_ALLOW_PRIVATE.
-    """
+def check_url(url: str, *, allow_private: bool = False,
+              allowed: frozenset[tuple[str, int]] = frozenset()) -> None:
+    """Raise BlockedURL unless `url` is http(s) and every address its host resolves to is public
+    (or the check is lifted: `allow_private`, or the URL's (host, port) is in `allowed`)."""
     if not isinstance(url, str):
         raise BlockedURL("bad_url", "not a string")
     try:
@@ -116,9 +101,7 @@ def check_url(url: str, *, allow_private: bool | None = None) -> None:
     if not host:
         raise BlockedURL("bad_url", "no host")
     port = port if port is not None else (443 if scheme == "https" else 80)
-    if allow_private is None:
-        allow_private = config.flag("CITECHECK_ALLOW_PRIVATE")
-    if allow_private or (host.lower(), port) in _allowed_origins():
+    if allow_private or (host.lower(), port) in allowed:
         return
     try:
         literal = ipaddress.ip_address(host)
@@ -134,7 +117,7 @@ def check_url(url: str, *, allow_private: bool | None = None) -> None:
         if not addresses:
             raise BlockedURL("dns", f"{host} does not resolve")
     for address in addresses:
-        why = classify(address)
+        why = why_refused(address)
         if why is not None:
             via = "" if literal is not None else f" resolves to {address}, which"
             raise BlockedURL(why, f"{host}{via} is a {why.replace('_', '-')} address, not fetched "

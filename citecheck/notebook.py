@@ -1,11 +1,14 @@
 """Shared notebook plumbing: the set-up cell, showing package code, and executing notebooks.
 
 Rules:
-- Every notebook runs from the repository root (its first cell calls `setup()`), so data paths are
-  the same in Jupyter, in `setup.sh`, in `record` and in the reproduction test.
+- Every notebook runs from the repository root (its first cell calls `ctx = setup()`), so data paths
+  are the same in Jupyter, in `setup.sh`, in `record` and in the reproduction test; `setup()` builds
+  the notebook's run context from the kernel's environment, once.
 - Output is reproducible: no absolute paths, no progress bars, floats rounded by pandas options,
   figures at a fixed size and dpi with no timestamps in their metadata.
-- `execute()` runs a notebook with nbclient in a fresh kernel; offline unless told otherwise.
+- `execute()` runs a notebook with nbclient in a fresh kernel whose environment is this process's,
+  quietened, plus what the caller passes; offline unless told otherwise. This process's own
+  environment is never changed.
 """
 from __future__ import annotations
 
@@ -13,16 +16,18 @@ import inspect
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from . import config
+from .context import RunContext
+from .paths import ROOT
+
 NOTEBOOKS = ROOT / "notebooks"
-QUIET_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1",
-             "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error", "PYTHONHASHSEED": "0"}
 
 
-def setup() -> None:
-    """Run from the repository root, quiet progress bars, fix pandas and matplotlib output."""
+def setup() -> RunContext:
+    """Run from the repository root, quiet progress bars, fix pandas and matplotlib output; return the
+    notebook's run context."""
     os.chdir(ROOT)
-    os.environ.update(QUIET_ENV)
+    config.quiet_this_process()
     import warnings
     # tqdm.auto warns (with an absolute path) when ipywidgets is absent; bars are disabled anyway
     warnings.filterwarnings("ignore", message="IProgress not found")
@@ -37,9 +42,10 @@ def setup() -> None:
     try:
         ip = get_ipython()  # type: ignore[name-defined]  # noqa: F821
     except NameError:
-        return
+        return RunContext.from_env()
     ip.run_line_magic("matplotlib", "inline")
     ip.run_line_magic("config", "InlineBackend.print_figure_kwargs = {'metadata': {'Software': None}}")
+    return RunContext.from_env()
 
 
 def show(*objects) -> None:
@@ -53,17 +59,10 @@ def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env:
     import nbclient
     import nbformat
     nb = nbformat.read(str(path), as_version=4)
-    saved = dict(os.environ)
-    os.environ.update(QUIET_ENV)
-    os.environ.update(env or {})
-    os.environ["CITECHECK_OFFLINE"] = "1" if offline else "0"
-    try:
-        client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                                         resources={"metadata": {"path": str(ROOT)}})
-        client.execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    kernel_env = config.child_env({**(env or {}), "CITECHECK_OFFLINE": "1" if offline else "0"}, quiet=True)
+    client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                     resources={"metadata": {"path": str(ROOT)}})
+    client.execute(env=kernel_env)
     return nb
 
 

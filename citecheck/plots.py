@@ -13,14 +13,14 @@ from typing import Iterable
 
 from matplotlib.figure import Figure
 
+from .vocabulary import LABELS, VERDICTS
+
 COLOURS = {
     # source-document flow
     "verified": "#2e7d32", "contradicted": "#c62828", "unsupported": "#ef6c00", "fabricated": "#6a1b9a",
     # live-web flow
     "supported": "#2e7d32", "not_found": "#757575", "unreachable": "#37474f",
 }
-VERDICTS = ("verified", "contradicted", "unsupported", "fabricated")
-LABELS = ("supported", "contradicted", "not_found", "unreachable")
 
 
 def label_counts(values: Iterable[str], order: tuple[str, ...] = VERDICTS, title: str = "Verdicts") -> Figure:
@@ -155,7 +155,7 @@ def threshold_sweep(curves: dict[str, list[dict]], threshold: float, *, target: 
     return fig
 
 
-def review_share(points: list[dict], threshold: float, title: str = "Citations a person must read") -> Figure:
+def review_share_curve(points: list[dict], threshold: float, title: str = "Citations a person must read") -> Figure:
     """Share of citations sent to review ({threshold, share, to_review}) as a step line over the
     threshold, with the current AUTO_ACCEPT dashed and its count written beside it."""
     fig = Figure(figsize=(6.0, 3.0))

@@ -22,10 +22,13 @@ from pathlib import Path
 
 import httpx
 
-from . import cache, config, local_model, notebook
+from . import cache, config, notebook
+from .context import RunContext
+from .local_judge import weights
+from .paths import ROOT, shown
 
 HEALTH_TIMEOUT = 180.0
-LOG = local_model.ROOT / "build" / "judge-server.log"
+LOG = ROOT / "build" / "judge-server.log"
 
 
 def free_port() -> int:
@@ -49,7 +52,7 @@ def wait_healthy(url: str, process: subprocess.Popen | None = None, timeout: flo
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
-    raise OSError(f"the judge server at {url} did not become healthy within {timeout:.0f} s (log: {local_model.shown(LOG)})")
+    raise OSError(f"the judge server at {url} did not become healthy within {timeout:.0f} s (log: {shown(LOG)})")
 
 
 def start_server(port: int, command: list[str] | None = None) -> subprocess.Popen:
@@ -58,7 +61,7 @@ def start_server(port: int, command: list[str] | None = None) -> subprocess.Pope
                           "--port", str(port)]
     LOG.parent.mkdir(parents=True, exist_ok=True)
     with open(LOG, "w", encoding="utf-8") as log:
-        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=str(local_model.ROOT))
+        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=str(ROOT))
 
 
 def stop_server(process: subprocess.Popen, timeout: float = 60.0) -> int:
@@ -86,18 +89,18 @@ def add_arguments(parser) -> None:
     parser.add_argument("--no-fetch", action="store_true", help="fail instead of fetching a missing model")
 
 
-def record(endpoint: str | None = None, *, port: int = 0, fetch: bool = True,
+def record(ctx: RunContext, endpoint: str | None = None, *, port: int = 0, fetch: bool = True,
            server_command: list[str] | None = None, log=print) -> list[Path]:
     """Run steps 1-4; return the saved notebooks."""
     process = None
     if endpoint is None:
-        if server_command is None and not local_model.model_path().exists():
+        if server_command is None and not weights.model_path().exists():
             if not fetch:
-                local_model.require_model()
-            local_model.fetch(log=log)
+                weights.require_model()
+            weights.download(log=log)
         port = port or free_port()
         endpoint = f"http://127.0.0.1:{port}"
-        log(f"starting the local judge on {endpoint} (log: {local_model.shown(LOG)})")
+        log(f"starting the local judge on {endpoint} (log: {shown(LOG)})")
         process = start_server(port, server_command)
     endpoint = endpoint.rstrip("/")
     try:
@@ -112,15 +115,14 @@ def record(endpoint: str | None = None, *, port: int = 0, fetch: bool = True,
             log(f"judge stopped (exit code {code})")
     saved = notebook.execute_all(offline=True, save=True)
     log(f"offline pass: {len(saved)} notebook(s) re-executed from the cache and saved")
-    cache._default.clear()
-    for row in cache.models_used(cache.Cache(config.cache_path())):
+    for row in cache.models_used(cache.Cache(ctx.settings.cache_path)):   # re-read: the kernels wrote it
         log(f"  {row['function']}: {row['calls']} call(s) answered by {row['model']} "
             f"({row['first']}..{row['last']})")
     return saved
 
 
-def run(args) -> int:
-    if config.offline():
+def run(args, ctx: RunContext) -> int:
+    if ctx.settings.offline:
         print("note: CITECHECK_OFFLINE is ignored by record's live pass", file=sys.stderr)
-    record(args.endpoint, port=args.port, fetch=not args.no_fetch, log=lambda m: print(m, flush=True))
+    record(ctx, args.endpoint, port=args.port, fetch=not args.no_fetch, log=lambda m: print(m, flush=True))
     return 0

@@ -152,10 +152,6 @@ def load(path: str | Path, fmt: str = "rfc") -> Document:
 REQUIRED = ("id", "claim", "quote", "section")
 
 
-class CitationError(ValueError):
-    """One citation is unusable; the message names its id and the field."""
-
-
 def load_citations(path: str | Path, document: Document | None = None) -> tuple[list[dict], list[str]]:
     """Read citations JSON -> (usable citations, one-line errors naming id and field).
 

@@ -5,15 +5,13 @@ Rules:
   empty page, crawl failure) the judge is not asked and confidence is null: no model answered.
 - Otherwise the page is cut into passages of at most 200 words, the 3 most similar to the claim are
   shown to the JSON judge, and the guard keeps its verdict only if the quote is in those passages.
+  `judge_page` is this half alone (claim + page text, no fetch): the evaluation measures exactly it.
 - A failure of the outside world is a labelled row, never an exception: fetch labels its own
-  (crawl_failed, dns_failure, blocked_address, invalid_url, …: see citecheck.fetch), and a judge that
-  cannot be reached → not_found / judge_unavailable. Cache problems (an offline miss, a corrupt file)
-  and missing settings do raise: they are the operator's to fix, and the message says how.
+  (crawl_failed, dns_failure, blocked_address, invalid_url, …: see citecheck.vocabulary), and a judge
+  that cannot be reached → not_found / judge_unavailable. Cache problems (an offline miss, a corrupt
+  file) and missing settings do raise: they are the operator's to fix, and the message says how.
 - One label per claim: any contradicted → contradicted; else any supported → supported; else all
   unreachable → unreachable; else not_found (`aggregate.overall`).
-
-Reasons this stage adds to DESIGN.md's list: `judge_unavailable` and `judge_output_invalid` (the
-judge's text broke the JSON contract; the detail is kept in the trace, the row carries the bare code).
 """
 from __future__ import annotations
 
@@ -25,13 +23,13 @@ import httpx
 
 from . import netguard
 from .aggregate import overall
+from .context import RunContext
 from .fetch import FetchResult, fetch
 from .guard import guard
 from .judges import JudgeUnavailable, json_judge
 from .passages import split_passages
 from .retrieval import rank
-
-FIELDS = ("url", "label", "evidence_quote", "confidence", "final_url", "original_status", "rid", "reason")
+from .vocabulary import NOT_FOUND, UNREACHABLE, CitationRow
 
 
 @dataclass
@@ -49,30 +47,25 @@ class Trace:
 
 def _row(url: str, page: FetchResult | None, label: str, reason: str | None,
          quote: str | None = None, confidence: float | None = None) -> dict:
-    return {"url": url, "label": label, "evidence_quote": quote, "confidence": confidence,
-            "final_url": page.final_url if page else None,
-            "original_status": page.original_status if page else None,
-            "rid": page.rid if page else None, "reason": reason}
+    return CitationRow(url=url, label=label, evidence_quote=quote, confidence=confidence,
+                       final_url=page.final_url if page else None,
+                       original_status=page.original_status if page else None,
+                       rid=page.rid if page else None, reason=reason).to_dict()
 
 
-def trace_citation(claim: str, url: str) -> Trace:
-    """Check one claim-URL pair and keep every intermediate step (see module rules)."""
-    try:
-        page = fetch(url)
-    except (httpx.HTTPError, OSError):      # fetch labels its own failures; this is the last net
-        return Trace(claim, url, _row(url, None, "unreachable", "crawl_failed"))
-    if page.label is not None:
-        return Trace(claim, url, _row(url, page, page.label, page.reason), page)
+def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:
+    """The judged half of the flow for a page fetch did not settle: passages, retrieval, judge, guard."""
+    url = page.url
     passages = split_passages(page.markdown)
     if not passages:                        # fetch labels empty pages; kept for any other backend
-        return Trace(claim, url, _row(url, page, "not_found", "empty_page"), page)
+        return Trace(claim, url, _row(url, page, NOT_FOUND, "empty_page"), page)
     ranked = rank(claim, passages)
     shown = [passages[i] for i, _ in ranked]
     trace = Trace(claim, url, {}, page, passages, shown, [round(s, 4) for _, s in ranked])
     try:
-        trace.judged = json_judge(claim, shown)
+        trace.judged = json_judge(claim, shown, ctx)
     except JudgeUnavailable:
-        trace.row = _row(url, page, "not_found", "judge_unavailable")
+        trace.row = _row(url, page, NOT_FOUND, "judge_unavailable")
         return trace
     kept = guard(trace.judged, shown)
     reason = kept["reason"].split(":")[0] if kept["reason"] else None
@@ -80,15 +73,30 @@ def trace_citation(claim: str, url: str) -> Trace:
     return trace
 
 
-def verify_citation(claim: str, url: str) -> dict:
-    """One claim-URL pair -> {url, label, evidence_quote, confidence, final_url, original_status, rid,
-    reason}; network and judge failures become labelled rows, never exceptions."""
-    return trace_citation(claim, url).row
+def page_of(url: str, text: str) -> FetchResult:
+    """A page given as text (no fetch): what `judge_page` reads when the caller already has the text."""
+    return FetchResult(url, url, None, text, None, None, None, "given")
 
 
-def verify_claim(claim: str, urls: list[str]) -> dict:
+def trace_citation(claim: str, url: str, ctx: RunContext) -> Trace:
+    """Check one claim-URL pair and keep every intermediate step (see module rules)."""
+    try:
+        page = fetch(url, ctx)
+    except (httpx.HTTPError, OSError):      # fetch labels its own failures; this is the last net
+        return Trace(claim, url, _row(url, None, UNREACHABLE, "crawl_failed"))
+    if page.label is not None:
+        return Trace(claim, url, _row(url, page, page.label, page.reason), page)
+    return judge_page(claim, page, ctx)
+
+
+def verify_citation(claim: str, url: str, ctx: RunContext) -> dict:
+    """One claim-URL pair -> a CitationRow dict; network and judge failures become labelled rows."""
+    return trace_citation(claim, url, ctx).row
+
+
+def verify_claim(claim: str, urls: list[str], ctx: RunContext) -> dict:
     """{claim, overall, citations}: each URL checked in order, one label for the claim."""
-    citations = [verify_citation(claim, url) for url in urls]
+    citations = [verify_citation(claim, url, ctx) for url in urls]
     return {"claim": claim, "overall": overall(c["label"] for c in citations), "citations": citations}
 
 
@@ -100,7 +108,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a cited URL (repeat for each citation)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, ctx: RunContext) -> int:
     """Print the verify JSON for one claim; a blank claim or a non-http(s) URL is a one-line error."""
     claim = args.claim.strip()
     if not claim:
@@ -110,5 +118,5 @@ def run(args: argparse.Namespace) -> int:
             netguard.check_url(url, allow_private=True)   # scheme and host only; addresses are fetch's
         except netguard.BlockedURL as exc:
             raise ValueError(f"--url {url!r} is not an http(s) URL with a host ({exc})") from None
-    print(json.dumps(verify_claim(claim, args.urls), indent=2, ensure_ascii=False))
+    print(json.dumps(verify_claim(claim, args.urls, ctx), indent=2, ensure_ascii=False))
     return 0

@@ -5,9 +5,11 @@
 
 Data and rules:
 - RFC: data/rfc_pairs.jsonl (36 hand-labelled RFC 7519 claim/section pairs, 12 per class);
-  WiCE: ../shared/data/wice/dev.jsonl, gold `supported` vs not (partially_supported and
-  not_supported are "not supported"), the judge reading the pipeline's MiniLM top-3 passages.
-- Split: 0-based line index even -> tune (everything is chosen there), odd -> report.
+  WiCE: data/wice/sample.jsonl (or any WiCE-format JSONL given with --wice, e.g. the full dev split),
+  gold `supported` vs not (partially_supported and not_supported are "not supported"), the judge
+  reading the pipeline's MiniLM top-3 passages.
+- Split: 0-based line index in the WiCE dev file even -> tune (everything is chosen there), odd ->
+  report (the sample keeps that index in its `line` field).
 - Readouts over the same forward pass: raw; `mean` (subtract each option's mean log-prob over the
   tune calls of that dataset); `fit` (offsets grid-searched for tune accuracy). Offsets always come
   from the tune split and are scored on both splits.
@@ -41,10 +43,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from citecheck import judges, local_model, matching, sources  # noqa: E402
+from citecheck import calibration, judges, matching, sources  # noqa: E402
+from citecheck.local_judge import prompts, readout, weights  # noqa: E402
+from citecheck.paths import shown  # noqa: E402
 
 RFC_PAIRS = ROOT / "data" / "rfc_pairs.jsonl"
-WICE_DEV = ROOT.parent / "shared" / "data" / "wice" / "dev.jsonl"
+WICE_DEFAULT = ROOT / "data" / "wice" / "sample.jsonl"
 RAW = ROOT / "build" / "eval_judge" / "raw.jsonl"
 OPTIONS = tuple(judges.CHOICE_CRITERIA)
 GRID = [x / 4 for x in range(-16, 17)]          # offsets from -4 to +4 in steps of 0.25
@@ -123,11 +127,12 @@ def rfc_rows() -> list[Row]:
     return rows
 
 
-def wice_rows(per_split: int, splits: tuple[str, ...]) -> list[Row]:
+def wice_rows(path: Path, per_split: int, splits: tuple[str, ...]) -> list[Row]:
     """The first `per_split` rows of each split in file order, shown the MiniLM top-3 passages."""
     from citecheck import passages, retrieval
     rows, taken = [], {s: 0 for s in splits}
-    for i, line in enumerate(WICE_DEV.read_text(encoding="utf-8").splitlines()):
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        i = json.loads(line).get("line", n)            # the row's line in the WiCE dev file
         split = ("tune", "report")[i % 2]
         if split not in taken or taken[split] >= per_split:
             continue
@@ -164,8 +169,8 @@ class Runner:
                 self.memo[entry["key"]] = entry
 
     def logprobs(self, state: dict, instructions: str, criteria: dict) -> dict | None:
-        messages = local_model.choice_messages(state, instructions, criteria)
-        key = hashlib.sha256(json.dumps([local_model.MODEL_SHA256, messages, list(criteria)]).encode()).hexdigest()
+        messages = prompts.choice_messages(state, instructions, criteria)
+        key = hashlib.sha256(json.dumps([weights.MODEL_SHA256, messages, list(criteria)]).encode()).hexdigest()
         if key not in self.memo and self.memo_only:
             return None
         if key not in self.memo:
@@ -174,7 +179,7 @@ class Runner:
             response = self.http.post("/v1/systemone", json=body)
             response.raise_for_status()
             data = response.json()
-            offsets = self.calibration.get(local_model.question_key(instructions, criteria), {})
+            offsets = self.calibration.get(calibration.question_key(instructions, criteria), {})
             probabilities = data["answers"]["q"]["probabilities"]
             entry = {"key": key, "logprobs": {o: math.log(max(p, 1e-300)) + offsets.get(o, 0.0)
                                               for o, p in probabilities.items()},
@@ -212,7 +217,7 @@ def correct(row: Row, answer: str) -> bool:
 
 
 def predict(entry: dict, offsets: dict | None) -> str:
-    return local_model.readout(entry["logprobs"], offsets)["choice"]
+    return readout.readout(entry["logprobs"], offsets)["choice"]
 
 
 def accuracy(rows: list[Row], results: dict, variant: str, offsets: dict | None) -> float:
@@ -243,7 +248,7 @@ def auroc(rows: list[Row], results: dict, variant: str, offsets: dict | None) ->
     for r in rows:
         if (variant, r.id) not in results:
             continue
-        p = local_model.readout(results[(variant, r.id)]["logprobs"], offsets)["probabilities"]["supports"]
+        p = readout.readout(results[(variant, r.id)]["logprobs"], offsets)["probabilities"]["supports"]
         (pos if r.gold in ("supports", "supported") else neg).append(p)
     if not pos or not neg:
         return float("nan")
@@ -289,6 +294,8 @@ def print_table(lines: list[dict]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wice-rows", type=int, default=40, help="WiCE rows per split (0: skip WiCE)")
+    parser.add_argument("--wice", type=Path, default=WICE_DEFAULT,
+                        help="WiCE-format JSONL (default: the committed sample; e.g. the full dev split)")
     parser.add_argument("--wice-report", action="store_true", help="also run WiCE report rows")
     parser.add_argument("--wice-variants", default="base,criteria_explicit,options_reversed",
                         help="variants run on WiCE (the others are RFC only)")
@@ -303,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     datasets = {"rfc": rfc_rows()}
     if args.wice_rows:
         splits = ("tune", "report") if args.wice_report else ("tune",)
-        datasets["wice"] = wice_rows(args.wice_rows, splits)
+        datasets["wice"] = wice_rows(args.wice, args.wice_rows, splits)
     results, readouts = {}, {}
     for name, rows in datasets.items():
         variants = chosen if name == "rfc" else [v for v in chosen if v.name in args.wice_variants.split(",")]
@@ -338,17 +345,17 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.write_calibration:
         offsets = readouts["rfc"]["base"].get("joint") or readouts["rfc"]["base"]["fit"]
-        key = local_model.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
+        key = calibration.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
         fitted_on = " + ".join(f"{name} tune ({len(tunes[name])} rows)" for name in datasets)
-        payload = {"model": local_model.MODEL_FILE, "sha256": local_model.MODEL_SHA256,
+        payload = {"model": weights.MODEL_FILE, "sha256": weights.MODEL_SHA256,
                    "fitted": _dt.date.today().isoformat(),
                    "how": "scripts/eval_judge.py --write-calibration: per-option offsets subtracted from the "
                           "log-probabilities before the softmax, grid-searched for the mean tune accuracy on "
                           + fitted_on,
                    "questions": {key: {"instructions": judges.CHOICE_INSTRUCTIONS, "options": list(OPTIONS),
                                        "offsets": offsets}}}
-        local_model.CALIBRATION_FILE.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {local_model.shown(local_model.CALIBRATION_FILE)}: {_fmt(offsets)} "
+        calibration.CALIBRATION_FILE.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {shown(calibration.CALIBRATION_FILE)}: {_fmt(offsets)} "
               "(restart the judge server to load it)")
     return 0
 

@@ -1,10 +1,15 @@
-"""Shared fixtures: every test starts with no keys, no endpoints and a private cache file."""
+"""Shared fixtures: every test starts with no keys, no endpoints and a private cache file.
+
+Unit tests build a run context (`ctx`, `make_ctx`); only tests of an entry point (the CLI, the API's
+`serve`, the notebook executor) set environment variables, because reading them is the entry point's job.
+"""
 from __future__ import annotations
 
 import pytest
 
-from citecheck import cache as cache_module
 from citecheck import config
+from citecheck.config import Secrets, Settings
+from citecheck.context import RunContext
 
 SCRUBBED = (*config.SECRETS, *config.DEFAULTS, "TYPESAFE_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 
@@ -16,14 +21,51 @@ def clean_env(monkeypatch, tmp_path):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CITECHECK_CACHE", str(tmp_path / "json_cache.json"))
     monkeypatch.setenv("AUDIT_DB", str(tmp_path / "audit.db"))
-    cache_module._default.clear()
     yield
-    cache_module._default.clear()
+
+
+@pytest.fixture
+def make_ctx(tmp_path):
+    """make_ctx(secrets={...}, **settings) -> a RunContext over a private cache and audit DB."""
+    def make(secrets: dict | None = None, **changes) -> RunContext:
+        settings = Settings(cache_path=tmp_path / "json_cache.json", audit_db=tmp_path / "audit.db",
+                            secrets=Secrets(secrets or {}))
+        return RunContext.build(settings.replace(**changes))
+    return make
+
+
+@pytest.fixture
+def ctx(make_ctx):
+    """The default context: documented defaults, no secrets, a private cache."""
+    return make_ctx()
+
+
+class Run:
+    """The context one test runs in; its fixtures replace `ctx` as they point it at stand-ins."""
+
+    def __init__(self, ctx: RunContext):
+        self.ctx = ctx
+
+
+@pytest.fixture
+def run(ctx):
+    return Run(ctx)
 
 
 @pytest.fixture(scope="module")
 def fixture_site():
     """The fixture site (data/site) on an ephemeral 127.0.0.1 port, for one test module."""
-    from citecheck import site
+    from citecheck import fixture_site as site
     with site.start(port=0) as running:
         yield running
+
+
+@pytest.fixture(autouse=True, scope="session")
+def committed_cache_is_never_written():
+    """No test may write the committed json_cache.json (tests record into their own temp caches)."""
+    from citecheck.paths import ROOT
+    path = ROOT / "json_cache.json"
+    before = path.read_bytes() if path.exists() else None
+    yield
+    after = path.read_bytes() if path.exists() else None
+    assert after == before, "a test wrote the committed json_cache.json"

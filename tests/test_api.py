@@ -12,6 +12,8 @@ import pytest
 from citecheck import config
 from citecheck.api import Limits, create_app
 from citecheck.cache import CacheMiss
+from citecheck.config import Secrets, Settings, parse_origins
+from citecheck.context import RunContext
 
 FAKE_TOKEN = "sk-citecheck-FAKE-7f3a9c1e-do-not-leak"
 URL = "https://example.org/article"
@@ -55,15 +57,19 @@ def post(app, body=None, **kw):
     return send(app, ("POST", "/verify", kw))[0]
 
 
-def app_with(verify=None, **limits):
-    return create_app(verify or FakeVerify(), limits=Limits(**limits))
+def context(**settings) -> RunContext:
+    """A run context with these settings (the documented defaults otherwise, no secrets)."""
+    return RunContext.build(Settings.from_env().replace(**settings))
+
+
+def app_with(verify=None, ctx=None, **limits):
+    return create_app(ctx or context(), verify or FakeVerify(), limits=Limits(**limits))
 
 
 # --- 200 -------------------------------------------------------------------------------------------------
 
-def test_health_reports_limits_and_replay_mode(monkeypatch):
-    monkeypatch.setenv("CITECHECK_OFFLINE", "1")
-    response = send(app_with(max_urls=3), ("GET", "/health", {}))[0]
+def test_health_reports_limits_and_replay_mode():
+    response = send(app_with(ctx=context(offline=True), max_urls=3), ("GET", "/health", {}))[0]
     assert response.status_code == 200
     assert response.json()["status"] == "ok" and response.json()["offline"] is True
     assert response.json()["limits"]["max_urls"] == 3
@@ -187,7 +193,7 @@ def test_missing_token_is_503_naming_the_variable_not_a_value(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_TOKEN)
 
     def needs_crawlbase(claim, urls):
-        config.secret("CRAWLBASE_JS_TOKEN", "set it to crawl pages that need JavaScript")
+        Secrets({}).require("CRAWLBASE_JS_TOKEN", "set it to crawl pages that need JavaScript")
     response = post(app_with(FakeVerify(needs_crawlbase)), {"claim": "c", "urls": [URL]})
     assert response.status_code == 503
     assert response.json()["detail"] == ("CRAWLBASE_JS_TOKEN is not set: set it to crawl pages that need "
@@ -324,17 +330,14 @@ def test_each_request_is_logged_without_its_body(caplog):
 
 # --- configuration and the command ----------------------------------------------------------------------
 
-def test_limits_default_from_config_and_bad_values_name_the_variable(monkeypatch):
-    assert Limits.from_config() == Limits()
-    monkeypatch.setenv("API_MAX_URLS", "25")
-    monkeypatch.setenv("API_DEADLINE", "1.5")
-    assert (Limits.from_config().max_urls, Limits.from_config().deadline) == (25, 1.5)
+def test_limits_default_from_config_and_bad_values_name_the_variable():
+    assert Settings.from_env({}).api == Limits()
+    limits = Settings.from_env({"API_MAX_URLS": "25", "API_DEADLINE": "1.5"}).api
+    assert (limits.max_urls, limits.deadline) == (25, 1.5)
     for name, bad in [("API_MAX_URLS", "0"), ("API_CONCURRENCY", "two"), ("API_MAX_BODY_BYTES", "1.5"),
                       ("API_DEADLINE", "-1")]:
-        monkeypatch.setenv(name, bad)
         with pytest.raises(ValueError, match=name):
-            Limits.from_config()
-        monkeypatch.delenv(name)
+            Settings.from_env({name: bad})
 
 
 def test_serve_help_and_bad_port():
@@ -350,7 +353,7 @@ def test_serve_help_and_bad_port():
 
 from standins.http import StandIn  # noqa: E402
 
-from citecheck import site  # noqa: E402
+from citecheck import fixture_site as site  # noqa: E402
 
 
 def redirecting_to(location):
@@ -365,50 +368,50 @@ def test_private_and_metadata_addresses_are_refused_through_the_api():
     with StandIn(lambda request: (200, {}, "<p>internal admin page</p>")) as internal:
         urls = [internal.url + "/admin", "http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/",
                 "http://[::1]:9/", "http://0x7f.1/"]
-        response = post(create_app(), {"claim": "c", "urls": urls})
+        response = post(create_app(context()), {"claim": "c", "urls": urls})
         assert internal.requests == []
     assert response.status_code == 200
     assert rows(response) == [(url, "unreachable", "blocked_address") for url in urls]
     assert response.json()["overall"] == "unreachable"
 
 
-def test_a_redirect_from_an_allowed_page_into_a_private_address_is_refused(monkeypatch):
+def test_a_redirect_from_an_allowed_page_into_a_private_address_is_refused():
     with StandIn(lambda request: (404, {}, "<p>nothing here</p>")) as internal, \
             StandIn(redirecting_to(internal.url + "/secret")) as into_loopback, \
             StandIn(redirecting_to("http://169.254.169.254/latest/meta-data/")) as into_metadata, \
             StandIn(redirecting_to("http://10.1.2.3/")) as into_private:
         allowed = [s.url.removeprefix("http://") for s in (into_loopback, into_metadata, into_private)]
-        monkeypatch.setenv("CITECHECK_ALLOW_HOSTS", ",".join(allowed))   # stand-ins for public pages
+        origins = parse_origins(",".join(allowed))                    # stand-ins for public pages
         urls = [into_loopback.url + "/a", into_metadata.url + "/b", into_private.url + "/c"]
-        response = post(create_app(), {"claim": "c", "urls": urls})
+        response = post(create_app(context(allow_hosts=origins)), {"claim": "c", "urls": urls})
         assert [len(s.requests) for s in (into_loopback, into_metadata, into_private)] == [1, 1, 1]
         assert internal.requests == []                  # the hop was refused before it was requested
         assert rows(response) == [(url, "unreachable", "blocked_address") for url in urls]
 
-        monkeypatch.setenv("CITECHECK_ALLOW_HOSTS", ",".join([*allowed, internal.url.removeprefix("http://")]))
-        control = post(create_app(), {"claim": "c", "urls": urls[:1]})
+        origins = parse_origins(",".join([*allowed, internal.url.removeprefix("http://")]))
+        control = post(create_app(context(allow_hosts=origins)), {"claim": "c", "urls": urls[:1]})
         assert len(internal.requests) == 1              # allowed, the same redirect is followed
         assert rows(control) == [(urls[0], "unreachable", "http_404")]
 
 
 def test_missing_judge_key_is_503_naming_it_and_no_key_leaks(monkeypatch, caplog):
-    monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
-    for name in ("ANTHROPIC_API_KEY", "CRAWLBASE_JS_TOKEN", "TYPESAFE_API_KEY"):
+    others = {name: FAKE_TOKEN for name in ("ANTHROPIC_API_KEY", "CRAWLBASE_JS_TOKEN", "TYPESAFE_API_KEY")}
+    for name in others:
         monkeypatch.setenv(name, FAKE_TOKEN)            # set, but not the one this judge needs
+    ctx = context(allow_private=True, secrets=Secrets(others))
     with site.start(port=0) as fixture, caplog.at_level(logging.DEBUG):
-        response = post(create_app(), {"claim": "Water boils at 100 °C at sea level.",
+        response = post(create_app(ctx), {"claim": "Water boils at 100 °C at sea level.",
                                        "urls": [fixture.url("/articles/boiling-point")]})
     assert response.status_code == 503
     assert response.json()["detail"].startswith("OPENAI_API_KEY is not set")
     assert FAKE_TOKEN not in response.text and FAKE_TOKEN not in caplog.text
 
 
-def test_offline_cache_miss_through_the_api_is_a_labelled_verdict(monkeypatch):
-    monkeypatch.setenv("CITECHECK_OFFLINE", "1")
-    monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
+def test_offline_cache_miss_through_the_api_is_a_labelled_verdict(tmp_path):
+    ctx = context(offline=True, allow_private=True, cache_path=tmp_path / "cache.json")
     with site.start(port=0) as fixture:
         url = fixture.url("/articles/boiling-point")
-        response = post(create_app(), {"claim": "c", "urls": [url]})
+        response = post(create_app(ctx), {"claim": "c", "urls": [url]})
     assert response.status_code == 200
     assert response.json() == {"claim": "c", "overall": "unreachable", "citations": [
         {"url": url, "label": "unreachable", "evidence_quote": None, "confidence": None, "final_url": None,
@@ -451,16 +454,14 @@ def dry_run_server(env: dict, log_path: Path):
         server.wait(timeout=30)
 
 
-def test_dry_run_replays_a_recorded_answer_with_no_keys_and_no_judge(tmp_path, monkeypatch):
+def test_dry_run_replays_a_recorded_answer_with_no_keys_and_no_judge(tmp_path):
     cache = tmp_path / "cache.json"
-    monkeypatch.setenv("CITECHECK_CACHE", str(cache))
     site_port = free_port()
     with judge_standin() as judge, site.start(port=site_port) as fixture:   # record once, live
         judge.script.content = verdict_json("supported", "At sea level, pure water boils at 100 °C (212 °F).", 0.95)
-        monkeypatch.setenv("OPENAI_BASE_URL", judge.url + "/v1")
-        monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
+        ctx = context(cache_path=cache, openai_base_url=judge.url + "/v1", allow_private=True)
         urls = [fixture.url("/articles/boiling-point"), fixture.url("/articles/boiling-point-table-2019")]
-        recorded = verify_claim(HUNDRED, urls)
+        recorded = verify_claim(HUNDRED, urls, ctx)
     assert [c["label"] for c in recorded["citations"]] == ["supported", "unreachable"]
 
     env = {k: v for k, v in os.environ.items() if k not in config.SECRETS and k not in config.DEFAULTS}

@@ -8,6 +8,7 @@ from schemathesis.checks import (content_type_conformance, negative_data_rejecti
                                  response_schema_conformance, status_code_conformance)
 
 from citecheck.api import Limits, create_app
+from citecheck.context import RunContext
 
 LABELS = ("supported", "contradicted", "not_found", "unreachable")
 
@@ -26,7 +27,7 @@ def stub_verify(claim, urls):
     return {"claim": claim, "overall": overall, "citations": citations}
 
 
-schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(stub_verify, limits=Limits()))
+schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(RunContext.build(), stub_verify, limits=Limits()))
 schema.config.generation.update(modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE], max_examples=50)
 # A schema-violating body must be refused: 422 when parsed, 413 when too big to parse, 400 for a bad length.
 schema.config.checks.negative_data_rejection.expected_statuses = ["400", "413", "422"]

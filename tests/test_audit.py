@@ -1,7 +1,9 @@
-"""audit: one row per decided citation, no secrets, and `replay RID` through the real crawlbase SDK."""
+"""audit: one row per decided citation, no secrets, migrations; `replay RID` through the real crawlbase SDK."""
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from citecheck import audit, config
+from citecheck.audit import migrations
+from citecheck.config import Secrets, Settings
+from citecheck.fetch import storage as storage_api
 from standins.crawlbase_storage import Storage, storage_standin
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,10 +29,10 @@ def citation(**overrides) -> dict:
 
 def test_every_decided_citation_has_one_row_with_utc_time(tmp_path):
     conn = audit.connect(tmp_path / "a.db")
-    audit.record(conn, "b", "c1", "claim", citation(), "model-x")
-    audit.record(conn, "b", "c1", "claim", citation(url="http://site/x.pdf", label="not_found",
+    audit.write_citation(conn, "b", "c1", "claim", citation(), "model-x")
+    audit.write_citation(conn, "b", "c1", "claim", citation(url="http://site/x.pdf", label="not_found",
                                                    reason="pdf_unsupported", rid=None, confidence=None))
-    audit.record(conn, "b", "c1", "claim", citation(label="contradicted"), "model-x")   # same key again
+    audit.write_citation(conn, "b", "c1", "claim", citation(label="contradicted"), "model-x")   # same key again
     rows = audit.decided(conn, "b")
     assert sorted(rows) == [("c1", "http://site/a"), ("c1", "http://site/x.pdf")]
     assert rows[("c1", "http://site/a")]["label"] == "contradicted"
@@ -40,7 +45,7 @@ def test_every_decided_citation_has_one_row_with_utc_time(tmp_path):
 def test_secrets_are_redacted_before_they_reach_the_database(tmp_path, monkeypatch):
     monkeypatch.setenv("CRAWLBASE_TOKEN", TOKEN)
     conn = audit.connect(tmp_path / "a.db")
-    audit.record(conn, "b", "c1", "claim", citation(reason="crawl_failed", evidence_quote=f"?token={TOKEN}"))
+    audit.write_citation(conn, "b", "c1", "claim", citation(reason="crawl_failed", evidence_quote=f"?token={TOKEN}"))
     conn.close()
     assert TOKEN.encode() not in (tmp_path / "a.db").read_bytes()
     row = audit.decided(audit.connect(tmp_path / "a.db"), "b")[("c1", "http://site/a")]
@@ -54,54 +59,57 @@ def test_an_unopenable_database_names_its_path(tmp_path):
 
 # ---------------------------------------------------------------- replay
 
+def settings(storage=None, **secrets) -> Settings:
+    """Settings pointing the SDK at the Storage stand-in, with these secrets."""
+    return Settings(crawlbase_api_url=storage.url if storage else "", secrets=Secrets(secrets))
+
+
+def replay(rid, storage=None, **secrets) -> str:
+    return storage_api.replay(rid, settings(storage, **secrets))
+
+
 @pytest.fixture
-def storage(monkeypatch):
+def storage():
     store = Storage(tokens=(TOKEN, "js-" + TOKEN))
     store.store("http://site/a", PAGE, rid="a1B2c3D4e5F6")
     with storage_standin(store) as server:
-        monkeypatch.setenv("CRAWLBASE_API_URL", server.url)
         yield server
 
 
-def test_replay_prints_the_stored_page(storage, monkeypatch):
-    monkeypatch.setenv("CRAWLBASE_TOKEN", TOKEN)
-    assert audit.replay("a1B2c3D4e5F6") == PAGE
+def test_replay_prints_the_stored_page(storage):
+    assert replay("a1B2c3D4e5F6", storage, CRAWLBASE_TOKEN=TOKEN) == PAGE
     assert storage.requests[-1].path.startswith("/storage?token=")
 
 
-def test_the_javascript_token_works_too(storage, monkeypatch):
-    monkeypatch.setenv("CRAWLBASE_JS_TOKEN", "js-" + TOKEN)
-    assert audit.replay("a1B2c3D4e5F6") == PAGE
+def test_the_javascript_token_works_too(storage):
+    assert replay("a1B2c3D4e5F6", storage, CRAWLBASE_JS_TOKEN="js-" + TOKEN) == PAGE
 
 
-def test_an_unknown_rid_or_a_bad_token_is_a_clear_error(storage, monkeypatch):
-    monkeypatch.setenv("CRAWLBASE_TOKEN", TOKEN)
+def test_an_unknown_rid_or_a_bad_token_is_a_clear_error(storage):
     with pytest.raises(LookupError, match="no stored page for rid nope"):
-        audit.replay("nope")
-    monkeypatch.setenv("CRAWLBASE_TOKEN", "wrong-token-value")
+        replay("nope", storage, CRAWLBASE_TOKEN=TOKEN)
     with pytest.raises(OSError, match="HTTP 401") as err:
-        audit.replay("a1B2c3D4e5F6")
+        replay("a1B2c3D4e5F6", storage, CRAWLBASE_TOKEN="wrong-token-value")
     assert "wrong-token-value" not in str(err.value)
 
 
 def test_a_missing_token_names_the_variable_before_any_request(storage):
     with pytest.raises(config.MissingSetting, match="CRAWLBASE_TOKEN is not set.*CRAWLBASE_JS_TOKEN"):
-        audit.replay("a1B2c3D4e5F6")
+        replay("a1B2c3D4e5F6", storage)
     assert storage.requests == []
 
 
 @pytest.mark.parametrize("rid", ["", "  ", "https://api.crawlbase.com/storage?rid=x", "two words"])
-def test_something_that_is_not_a_rid_is_refused(rid, monkeypatch):
-    monkeypatch.setenv("CRAWLBASE_TOKEN", TOKEN)
+def test_something_that_is_not_a_rid_is_refused(rid):
     with pytest.raises(ValueError, match="not a rid"):
-        audit.replay(rid)
+        replay(rid, CRAWLBASE_TOKEN=TOKEN)
 
 
-def test_an_unreachable_storage_api_is_one_line_without_the_token(monkeypatch):
-    monkeypatch.setenv("CRAWLBASE_TOKEN", TOKEN)
-    monkeypatch.setenv("CRAWLBASE_API_URL", "http://127.0.0.1:9")   # discard port: connection refused
+def test_an_unreachable_storage_api_is_one_line_without_the_token():
+    dead = Settings(crawlbase_api_url="http://127.0.0.1:9",         # discard port: connection refused
+                    secrets=Secrets({"CRAWLBASE_TOKEN": TOKEN}))
     with pytest.raises(OSError, match="Storage API unreachable") as err:
-        audit.replay("a1B2c3D4e5F6")
+        storage_api.replay("a1B2c3D4e5F6", dead)
     assert TOKEN not in str(err.value)
 
 
@@ -123,3 +131,54 @@ def test_replay_cli_prints_the_page_or_one_line_naming_the_variable(storage):
     assert unknown.returncode == 1 and TOKEN not in unknown.stderr
     assert unknown.stderr.splitlines() == ["citecheck replay: error: no stored page for rid gone "
                                            "(never stored, expired or deleted)"]
+
+
+# ---------------------------------------------------------------- migrations
+
+OLD_DB = ROOT / "tests" / "data" / "audit_v0.db"
+"""An audit DB written by the release before migrations existed (4 rows in `citations`)."""
+
+
+def test_a_pre_migration_db_is_adopted_in_place_losing_nothing(tmp_path):
+    path = tmp_path / "old.db"
+    shutil.copy(OLD_DB, path)
+    before = sqlite3.connect(path).execute("SELECT * FROM citations ORDER BY batch, id, url").fetchall()
+    conn = audit.connect(path)
+    assert migrations.applied(conn) == list(range(1, migrations.LATEST + 1))
+    after = [tuple(r) for r in conn.execute("SELECT * FROM citations ORDER BY batch, id, url")]
+    assert after == before and len(after) == 4
+    assert [c for c, in conn.execute("SELECT name FROM pragma_table_info('citations')")][:len(audit.COLUMNS)] \
+        == list(audit.COLUMNS)
+
+
+def test_migrations_are_idempotent(tmp_path):
+    path = tmp_path / "a.db"
+    conn = audit.connect(path)
+    audit.write_citation(conn, "b", "c1", "claim", citation())
+    conn.close()
+    conn = audit.connect(path)
+    assert migrations.migrate(conn) == []
+    assert len(audit.decided(conn, "b")) == 1
+
+
+def test_a_db_from_a_newer_citecheck_is_refused_naming_file_and_version(tmp_path):
+    path = tmp_path / "new.db"
+    audit.connect(path).close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("INSERT INTO citecheck_migrations VALUES (?, 'from the future', 'x')", (migrations.LATEST + 1,))
+    with pytest.raises(OSError, match=rf"new.db is at schema version {migrations.LATEST + 1}"):
+        audit.connect(path)
+
+
+def test_a_failing_migration_leaves_the_schema_as_it_was(tmp_path, monkeypatch):
+    def broken(conn):
+        conn.execute("CREATE TABLE half (x)")
+        raise sqlite3.OperationalError("disk I/O error")
+    path = tmp_path / "a.db"
+    audit.connect(path).close()
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, (99, "broken", broken)])
+    monkeypatch.setattr(migrations, "LATEST", 99)
+    with pytest.raises(OSError, match="disk I/O error"):
+        audit.connect(path)
+    tables = {n for n, in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert "half" not in tables and 99 not in migrations.applied(sqlite3.connect(path))

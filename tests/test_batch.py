@@ -17,7 +17,7 @@ from standins.crawlbase import NORMAL_TOKEN, CrawlingStandIn
 from standins.crawlbase_storage import Storage, crawlbase_standin
 from standins.judge import judge_standin, verdict_json
 
-from citecheck import batch
+from citecheck import batch, review
 from citecheck.cache import CacheMiss
 from citecheck.config import MissingSetting
 from citecheck.fetch import CrawlbaseRejected
@@ -98,9 +98,9 @@ CLAIMS = [{"id": "c1", "claim": "one", "urls": ["http://x/yes/1", "http://x/dead
           {"id": "c4", "claim": "four", "urls": ["http://x/maybe/4"]}]
 
 
-def test_rows_come_back_in_input_order_with_overall(tmp_path):
+def test_rows_come_back_in_input_order_with_overall(tmp_path, ctx):
     path = write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
-    result = batch.run_batch(path, verify=fake_verify, concurrency=3)
+    result = batch.run_batch(path, ctx, verify=fake_verify, concurrency=3)
     assert [(r["id"], r["url"].rsplit("/", 2)[-2], r["overall"]) for r in result.rows] == [
         ("c1", "yes", "supported"), ("c1", "dead", "supported"),
         ("c2", "no", "contradicted"), ("c2", "yes", "contradicted"),
@@ -110,14 +110,14 @@ def test_rows_come_back_in_input_order_with_overall(tmp_path):
                                                   "reachable_precision=0.5000 (2/4)"]
 
 
-def test_a_failing_citation_becomes_a_labelled_row(tmp_path, caplog):
+def test_a_failing_citation_becomes_a_labelled_row(tmp_path, caplog, ctx):
     def flaky(claim, url):
         if "/no/" in url:
             raise ConnectionResetError("peer went away")
         if "/maybe/" in url:
             return {"url": url, "label": "probably"}
         return fake_verify(claim, url)
-    result = batch.run_batch(write_jsonl(tmp_path / "b.jsonl", CLAIMS), verify=flaky)
+    result = batch.run_batch(write_jsonl(tmp_path / "b.jsonl", CLAIMS), ctx, verify=flaky)
     failed = [r for r in result.rows if "/no/" in r["url"] or "/maybe/" in r["url"]]
     assert [(r["label"], r["reason"], r["evidence_quote"]) for r in failed] == [
         ("not_found", "check_failed", None)] * 2
@@ -128,20 +128,20 @@ def test_a_failing_citation_becomes_a_labelled_row(tmp_path, caplog):
 
 @pytest.mark.parametrize("error", [CacheMiss("judge call is not in json_cache.json"), MissingSetting("OPENAI_API_KEY"),
                                    CrawlbaseRejected("CRAWLBASE_TOKEN was rejected")])
-def test_a_setting_problem_stops_the_batch_but_keeps_what_was_decided(tmp_path, error):
+def test_a_setting_problem_stops_the_batch_but_keeps_what_was_decided(tmp_path, error, ctx):
     def offline(claim, url):
         if "/maybe/" in url:
             raise error
         return fake_verify(claim, url)
     path = write_jsonl(tmp_path / "b.jsonl", CLAIMS)
     with pytest.raises(type(error)):
-        batch.run_batch(path, verify=offline, concurrency=1)
-    again = batch.run_batch(path, verify=fake_verify)
+        batch.run_batch(path, ctx, verify=offline, concurrency=1)
+    again = batch.run_batch(path, ctx, verify=fake_verify)
     assert (again.reused, again.decided) == (5, 1)
 
 
-def test_no_more_than_batch_concurrency_citations_run_at_once(tmp_path, monkeypatch):
-    monkeypatch.setenv("BATCH_CONCURRENCY", "3")
+def test_no_more_than_batch_concurrency_citations_run_at_once(tmp_path, make_ctx):
+    ctx = make_ctx(batch_concurrency=3)
     lock, running, peak = threading.Lock(), [0], [0]
 
     def slow(claim, url):
@@ -154,12 +154,12 @@ def test_no_more_than_batch_concurrency_citations_run_at_once(tmp_path, monkeypa
         return fake_verify(claim, url)
     items = [{"id": f"c{i}", "claim": f"claim {i}", "urls": [f"http://x/yes/{i}", f"http://x/maybe/{i}"]}
              for i in range(15)]
-    result = batch.run_batch(write_jsonl(tmp_path / "many.jsonl", items), verify=slow)
+    result = batch.run_batch(write_jsonl(tmp_path / "many.jsonl", items), ctx, verify=slow)
     assert len(result.rows) == 30
     assert peak[0] == 3
 
 
-def test_a_rerun_reads_finished_rows_back_and_retries_passing_failures(tmp_path):
+def test_a_rerun_reads_finished_rows_back_and_retries_passing_failures(tmp_path, ctx):
     path = write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
     calls = []
 
@@ -168,9 +168,9 @@ def test_a_rerun_reads_finished_rows_back_and_retries_passing_failures(tmp_path)
         if "/maybe/" in url:
             return {"url": url, "label": "unreachable", "reason": "crawl_failed"}
         return fake_verify(claim, url)
-    batch.run_batch(path, verify=first)
+    batch.run_batch(path, ctx, verify=first)
     calls.clear()
-    second = batch.run_batch(path, verify=lambda c, u: calls.append(u) or fake_verify(c, u))
+    second = batch.run_batch(path, ctx, verify=lambda c, u: calls.append(u) or fake_verify(c, u))
     assert calls == ["http://x/maybe/4"]
     assert (second.reused, second.decided) == (5, 1)
     with sqlite3.connect(os.environ["AUDIT_DB"]) as conn:
@@ -178,19 +178,19 @@ def test_a_rerun_reads_finished_rows_back_and_retries_passing_failures(tmp_path)
         assert conn.execute("SELECT reason FROM citations WHERE id = 'c4'").fetchone() == (None,)
 
 
-def test_an_edited_claim_is_checked_again_and_its_row_replaced(tmp_path):
+def test_an_edited_claim_is_checked_again_and_its_row_replaced(tmp_path, ctx):
     path = write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
-    batch.run_batch(path, verify=fake_verify)
+    batch.run_batch(path, ctx, verify=fake_verify)
     edited = [dict(CLAIMS[0], claim="one, reworded"), *CLAIMS[1:]]
-    result = batch.run_batch(write_jsonl(path, edited), verify=fake_verify)
+    result = batch.run_batch(write_jsonl(path, edited), ctx, verify=fake_verify)
     assert (result.reused, result.decided) == (4, 2)
     assert result.rows[0]["claim"] == "one, reworded"
     with sqlite3.connect(os.environ["AUDIT_DB"]) as conn:
         assert conn.execute("SELECT count(*) FROM citations").fetchone() == (6,)
 
 
-def test_csv_has_one_row_per_citation_in_the_documented_columns(tmp_path):
-    result = batch.run_batch(write_jsonl(tmp_path / "claims.jsonl", CLAIMS), verify=fake_verify)
+def test_csv_has_one_row_per_citation_in_the_documented_columns(tmp_path, ctx):
+    result = batch.run_batch(write_jsonl(tmp_path / "claims.jsonl", CLAIMS), ctx, verify=fake_verify)
     out = tmp_path / "report.csv"
     batch.write_csv(result.rows, out)
     with open(out, newline="", encoding="utf-8") as handle:
@@ -214,11 +214,12 @@ def slow(claim, url):
         log.write(url + "\\n")
     time.sleep(0.05)
     return {"url": url, "label": "supported" if url.endswith("0") else "not_found", "confidence": 0.7}
-batch.run_batch(sys.argv[1], verify=slow, concurrency=2)
+from citecheck.context import RunContext
+batch.run_batch(sys.argv[1], RunContext.from_env(), verify=slow, concurrency=2)
 """
 
 
-def test_a_killed_batch_resumes_without_redoing_or_duplicating(tmp_path):
+def test_a_killed_batch_resumes_without_redoing_or_duplicating(tmp_path, ctx):
     items = [{"id": f"c{i}", "claim": f"claim {i}", "urls": [f"http://x/{i}/{j}" for j in range(2)]}
              for i in range(20)]
     path = write_jsonl(tmp_path / "claims.jsonl", items)
@@ -239,7 +240,7 @@ def test_a_killed_batch_resumes_without_redoing_or_duplicating(tmp_path):
     assert 6 <= len(before) < 40, "the kill should land mid-batch"
 
     redone = []
-    result = batch.run_batch(path, verify=lambda c, u: redone.append(u) or {"url": u, "label": "not_found"})
+    result = batch.run_batch(path, ctx, verify=lambda c, u: redone.append(u) or {"url": u, "label": "not_found"})
     assert len(result.rows) == 40
     assert not {f"{r['id']} {r['url']}" for r in result.rows if r["url"] in redone} & set(before)
     assert len(redone) == 40 - len(before)
@@ -275,11 +276,11 @@ def test_only_model_verdicts_below_the_threshold_go_to_a_person():
     rows = [{"label": "supported", "confidence": 0.95}, {"label": "contradicted", "confidence": 0.6},
             {"label": "not_found", "confidence": 0.0},           # guarded: the quote was not on the page
             {"label": "unreachable", "confidence": None}, {"label": "not_found", "confidence": None}]
-    assert [batch.needs_review(r, 0.8) for r in rows] == [False, True, True, False, False]
-    assert batch.review_share(rows, [0.0, 0.5, 0.8, 1.0]) == [
+    assert [review.needs_review(r, 0.8) for r in rows] == [False, True, True, False, False]
+    assert review.review_share(rows, [0.0, 0.5, 0.8, 1.0]) == [
         {"threshold": 0.0, "to_review": 0, "share": 0.0}, {"threshold": 0.5, "to_review": 1, "share": 0.2},
         {"threshold": 0.8, "to_review": 2, "share": 0.4}, {"threshold": 1.0, "to_review": 3, "share": 0.6}]
-    assert batch.review_share([], [0.8]) == [{"threshold": 0.8, "to_review": 0, "share": 0.0}]
+    assert review.review_share([], [0.8]) == [{"threshold": 0.8, "to_review": 0, "share": 0.0}]
 
 
 # ---------------------------------------------------------------- the real pipeline against stand-ins
@@ -313,7 +314,7 @@ def crawlbase(fixture_site, monkeypatch):
         monkeypatch.setenv("CRAWLBASE_TOKEN", NORMAL_TOKEN)
         monkeypatch.setenv("CRAWLBASE_API_URL", api.url)
         monkeypatch.setenv("OPENAI_BASE_URL", judge.url + "/v1")
-        monkeypatch.setattr(fetch, "BACKOFF", (0.0, 0.0))
+        monkeypatch.setattr(fetch.pages, "BACKOFF", (0.0, 0.0))
         yield storage
 
 

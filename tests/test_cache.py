@@ -47,10 +47,9 @@ def test_file_keys_are_sorted(tmp_path):
     assert keys == sorted(keys)
 
 
-def test_offline_miss_names_the_call_and_how_to_go_live(tmp_path, monkeypatch):
-    monkeypatch.setenv("CITECHECK_OFFLINE", "1")
+def test_offline_miss_names_the_call_and_how_to_go_live(tmp_path):
     with pytest.raises(CacheMiss) as err:
-        Cache(tmp_path / "c.json").call("typesafe.system_one", "m", {"q": 1}, answer(1),
+        Cache(tmp_path / "c.json", offline=True).call("typesafe.system_one", "m", {"q": 1}, answer(1),
                                         how_to_run_live="set TYPESAFE_API_KEY")
     assert "typesafe.system_one" in str(err.value) and "TYPESAFE_API_KEY" in str(err.value)
     assert not (tmp_path / "c.json").exists()

@@ -50,14 +50,14 @@ def test_committed_sample_matches_its_readme():
 
 def test_sentence_passages_maps_every_sentence():
     sentences = ["one two three", "four five", "six " * 5, "seven"]
-    passages = split_passages(ev.page_text(sentences), max_words=6)
+    passages = split_passages(ev.wice_page(sentences), max_words=6)
     assert passages == ["one two three\n\nfour five", "six six six six six\n\nseven"]
     assert ev.sentence_passages(sentences, passages) == [{0}, {0}, {1}, {1}]
 
 
 def test_sentence_cut_across_passages_belongs_to_both():
     sentences = ["a b", "c d e f g h"]
-    passages = split_passages(ev.page_text(sentences), max_words=4)
+    passages = split_passages(ev.wice_page(sentences), max_words=4)
     assert passages == ["a b", "c d e f", "g h"]
     assert ev.sentence_passages(sentences, passages) == [{0}, {1, 2}]
 

@@ -16,7 +16,9 @@ from typesafe_sdk._core import compression as sdk_compression
 from typesafe_sdk._core.errors import (TypeSafeAPIError, TypeSafeAuthenticationError, TypeSafeInternalServerError,
                                        TypeSafeNotFoundError, TypeSafeUnprocessableEntityError)
 
-from citecheck import cli, config, judges, judge_server, local_model
+from citecheck import calibration, cli, config, judges
+from citecheck.local_judge import prompts, readout, weights
+from citecheck.local_judge import server as server_module
 
 MODEL = config.LOCAL_MODEL
 LOGPROBS = {"supports": math.log(0.5), "contradicts": math.log(0.1), "says_nothing": math.log(0.2)}
@@ -49,7 +51,7 @@ class FakeModel:
 
 @contextlib.contextmanager
 def running(backend, **kwargs):
-    server = judge_server.make_server(backend, "127.0.0.1", 0, **kwargs)
+    server = server_module.make_server(backend, "127.0.0.1", 0, **kwargs)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -73,7 +75,7 @@ def test_choice_through_the_sdk_is_the_readout_of_the_model_logprobs():
     with running(fake) as server, client(server) as c:
         response = c.system_one(state={"claim": "c", "source": "s"}, questions={"relation": QUESTION})
     answer = response.choices["relation"]
-    expected = local_model.readout(LOGPROBS)
+    expected = readout.readout(LOGPROBS)
     assert answer.choice == "supports" == expected["choice"]
     assert answer.probabilities == pytest.approx({"supports": 0.625, "contradicts": 0.125, "says_nothing": 0.25})
     assert answer.confidence == pytest.approx(0.625)
@@ -164,7 +166,7 @@ def test_bad_systemone_requests(body, status, words):
 
 
 def test_oversized_body_is_413(monkeypatch):
-    monkeypatch.setattr(judge_server, "MAX_BODY", 100)
+    monkeypatch.setattr(server_module, "MAX_BODY", 100)
     with running(FakeModel()) as server:
         response = httpx.post(f"{server.url}/v1/systemone", content=b"x" * 500)
     assert response.status_code == 413
@@ -186,13 +188,13 @@ def test_models_list_reads_in_both_clients():
 
 
 def test_calibration_offsets_apply_only_to_their_question():
-    key = local_model.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
+    key = calibration.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
     offsets = {"supports": 1.0, "contradicts": 0.0, "says_nothing": 0.0}
     other = Choice(instructions="Something else?", criteria=dict(judges.CHOICE_CRITERIA))
     with running(FakeModel(), calibration={key: offsets}) as server, client(server) as c:
         response = c.system_one(state="x", questions={"relation": QUESTION, "other": other})
     assert response.choices["relation"].probabilities == pytest.approx(
-        local_model.readout(LOGPROBS, offsets)["probabilities"])
+        readout.readout(LOGPROBS, offsets)["probabilities"])
     assert response.choices["relation"].choice == "says_nothing"        # log .5 - 1 < log .2
     assert response.choices["other"].choice == "supports"               # raw readout
     assert response.usage.input_tokens == 246 and response.usage.output_tokens == 2
@@ -218,22 +220,21 @@ def test_chat_completion_with_json_schema_through_httpx():
     assert call["messages"] == [{"role": "system", "content": "sys"}, {"role": "user", "content": "u"}]
 
 
-def test_json_judge_end_to_end_through_the_local_endpoint(monkeypatch):
+def test_json_judge_end_to_end_through_the_local_endpoint(make_ctx):
     fake = FakeModel(content='{"label": "contradicted", "evidence_quote": "Use of this claim is OPTIONAL.", '
                              '"confidence": 0.8}')
     with running(fake) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
-        verdict = judges.json_judge("exp is required", ["Use of this claim is OPTIONAL."])
+        verdict = judges.json_judge("exp is required", ["Use of this claim is OPTIONAL."],
+                                    make_ctx(openai_base_url=f"{server.url}/v1"))
     assert verdict == {"label": "contradicted", "evidence_quote": "Use of this claim is OPTIONAL.",
                        "confidence": 0.8, "reason": None, "model": MODEL}
 
 
-def test_choice_judge_end_to_end_is_cached_with_the_served_model(monkeypatch):
+def test_choice_judge_end_to_end_is_cached_with_the_served_model(make_ctx):
     with running(FakeModel()) as server:
-        monkeypatch.setenv("TYPESAFE_ENDPOINT", server.url)
-        answer = judges.choice_judge("claim", "source")
-    from citecheck.cache import default_cache
-    [entry] = default_cache().entries().values()
+        ctx = make_ctx(typesafe_endpoint=server.url)
+        answer = judges.choice_judge("claim", "source", ctx)
+    [entry] = ctx.cache.entries().values()
     assert answer["relation"] == "supports" and entry["model"] == MODEL
     assert entry["usage"] == {"input_tokens": 123, "output_tokens": 1}
 
@@ -266,17 +267,17 @@ def test_schema_the_grammar_cannot_take_is_422():
                                       ("127.0.0.2", True), ("0.0.0.0", False), ("192.168.1.5", False),
                                       ("example.org", False)])
 def test_loopback_only(host, ok):
-    assert judge_server.is_loopback(host) is ok
+    assert server_module.is_loopback(host) is ok
 
 
 def test_non_loopback_bind_is_refused_without_the_flag():
     with pytest.raises(ValueError, match="loopback"):
-        judge_server.make_server(FakeModel(), "0.0.0.0", 0)
+        server_module.make_server(FakeModel(), "0.0.0.0", 0)
 
 
 def test_shutdown_finishes_the_request_in_flight():
     fake = FakeModel(delay=0.5)
-    server = judge_server.make_server(fake, "127.0.0.1", 0)
+    server = server_module.make_server(fake, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     result = {}
@@ -299,10 +300,10 @@ def test_shutdown_finishes_the_request_in_flight():
 
 
 def test_missing_model_names_the_fetch_command(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(local_model, "MODELS_DIR", tmp_path / ".models")
+    monkeypatch.setattr(weights, "MODELS_DIR", tmp_path / ".models")
     assert cli.main(["judge-server", "--port", "0"]) == 1
     err = capsys.readouterr().err
-    assert "is missing" in err and local_model.FETCH_COMMAND in err
+    assert "is missing" in err and weights.FETCH_COMMAND in err
 
 
 def test_non_loopback_host_is_refused_by_the_command(capsys):
@@ -321,18 +322,18 @@ def test_errors_carry_a_message_the_sdk_reads():
 
 FAKE_SERVER = """
 import sys, threading
-from citecheck import judge_server
+from citecheck.local_judge import server as server_module
 class Fake:
     name = "qwen2.5-coder-1.5b-instruct-q4_k_m"
     lock = threading.Lock()
     def option_logprobs(self, messages, options):
         return {o: -float(i) for i, o in enumerate(options)}, 10
-judge_server.serve_until_signalled(judge_server.make_server(Fake(), "127.0.0.1", int(sys.argv[1])))
+server_module.serve_until_signalled(server_module.make_server(Fake(), "127.0.0.1", int(sys.argv[1])))
 print("stopped cleanly")
 """
 
 
-def test_record_runs_live_against_the_judge_then_offline_after_it_stopped(monkeypatch, tmp_path):
+def test_record_runs_live_against_the_judge_then_offline_after_it_stopped(monkeypatch, tmp_path, ctx):
     from citecheck import notebook, record
     monkeypatch.setattr(record, "LOG", tmp_path / "judge-server.log")
     port = record.free_port()
@@ -351,7 +352,7 @@ def test_record_runs_live_against_the_judge_then_offline_after_it_stopped(monkey
         return []
 
     monkeypatch.setattr(notebook, "execute_all", fake_execute_all)
-    record.record(port=port, server_command=[sys.executable, "-c", FAKE_SERVER, str(port)], log=lambda m: None)
+    record.record(ctx, port=port, server_command=[sys.executable, "-c", FAKE_SERVER, str(port)], log=lambda m: None)
     live, offline = passes
     assert live["offline"] is False and live["save"] is False and live["answer"] == "supports"
     assert live["env"]["OPENAI_BASE_URL"] == f"http://127.0.0.1:{port}/v1"
@@ -360,10 +361,10 @@ def test_record_runs_live_against_the_judge_then_offline_after_it_stopped(monkey
     assert "stopped cleanly" in record.LOG.read_text()
 
 
-def test_record_reports_a_judge_that_dies_at_start(monkeypatch, tmp_path):
+def test_record_reports_a_judge_that_dies_at_start(monkeypatch, tmp_path, ctx):
     from citecheck import notebook, record
     monkeypatch.setattr(record, "LOG", tmp_path / "judge-server.log")
     monkeypatch.setattr(notebook, "execute_all", lambda **kw: pytest.fail("notebooks must not run"))
     with pytest.raises(OSError, match="exited with code 3"):
-        record.record(server_command=[sys.executable, "-c", "print('model missing'); raise SystemExit(3)"],
+        record.record(ctx, server_command=[sys.executable, "-c", "print('model missing'); raise SystemExit(3)"],
                       log=lambda m: None)

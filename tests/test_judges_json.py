@@ -4,8 +4,10 @@ import json
 import pytest
 from standins.judge import MODEL, free_port, judge_standin, silent_server, verdict_json
 
-from citecheck import judges
+from citecheck import config, judges
 from citecheck.cache import Cache, CacheMiss
+from citecheck.config import Secrets, Settings
+from citecheck.context import RunContext
 
 KEY = "sk-test-secret-0123456789"
 CLAIM = "Water boils at 100 °C at sea level."
@@ -20,10 +22,24 @@ def server():
 
 
 class Judge:
-    """The stand-in as one test sees it: script fields, recorded requests (as JSON) and a cache."""
+    """The stand-in as one test sees it: script fields, recorded requests (as JSON), the settings the
+    judge runs with (every provider pointed at the stand-in, keys set) and a cache."""
 
     def __init__(self, server, cache):
         self.server, self.url, self.cache = server, server.url, cache
+        self.settings = Settings(openai_base_url=server.url + "/v1", anthropic_base_url=server.url,
+                                 ollama_host=server.url,
+                                 secrets=Secrets({"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": KEY}))
+
+    def change(self, **settings):
+        self.settings = self.settings.replace(**settings)
+
+    def pointed_at(self, url: str):
+        self.change(openai_base_url=url + "/v1", anthropic_base_url=url, ollama_host=url)
+
+    def ctx(self, provider: str = "openai") -> RunContext:
+        model = config.DEFAULT_JUDGE_MODELS[provider]
+        return RunContext.build(self.settings.replace(judge_provider=provider, judge_model=model), self.cache)
 
     def __getattr__(self, name):
         return getattr(self.server.script, name)
@@ -40,20 +56,14 @@ class Judge:
 
 
 @pytest.fixture
-def judge(server, monkeypatch, tmp_path):
+def judge(server, tmp_path):
     server.script.reset()
     server.requests.clear()
-    monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-    monkeypatch.setenv("OLLAMA_HOST", server.url)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     return Judge(server, Cache(tmp_path / "cache.json"))
 
 
-def ask(judge, provider, monkeypatch):
-    monkeypatch.setenv("JUDGE_PROVIDER", provider)
-    return judges.json_judge(CLAIM, PASSAGES, cache=judge.cache)
+def ask(judge, provider, monkeypatch=None):
+    return judges.json_judge(CLAIM, PASSAGES, judge.ctx(provider))
 
 
 def test_openai_request_shape(judge, monkeypatch):
@@ -62,7 +72,7 @@ def test_openai_request_shape(judge, monkeypatch):
     body = request["json"]
     assert request["path"] == "/v1/chat/completions"
     assert request["headers"]["Authorization"] == f"Bearer {KEY}"
-    assert body["model"] == judges.config.LOCAL_MODEL and body["temperature"] == 0
+    assert body["model"] == config.LOCAL_MODEL and body["temperature"] == 0
     assert body["response_format"] == {"type": "json_schema", "json_schema": {
         "name": "verdict", "strict": True, "schema": judges.JSON_SCHEMA}}
     assert body["messages"] == judges.json_messages(CLAIM, PASSAGES)
@@ -157,11 +167,9 @@ def test_http_errors_raise_judge_unavailable_naming_the_endpoint(judge, monkeypa
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_timeout_raises_judge_unavailable(judge, monkeypatch, provider):
-    monkeypatch.setenv("JUDGE_TIMEOUT", "0.3")
+    judge.change(judge_timeout=0.3)
     with silent_server() as silent:
-        monkeypatch.setenv("OPENAI_BASE_URL", silent + "/v1")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", silent)
-        monkeypatch.setenv("OLLAMA_HOST", silent)
+        judge.pointed_at(silent)
         with pytest.raises(judges.JudgeUnavailable, match="did not answer .ReadTimeout") as err:
             ask(judge, provider, monkeypatch)
     assert silent in str(err.value) and KEY not in str(err.value)
@@ -170,9 +178,7 @@ def test_timeout_raises_judge_unavailable(judge, monkeypatch, provider):
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_unreachable_raises_judge_unavailable(judge, monkeypatch, provider):
     dead = f"http://127.0.0.1:{free_port()}"
-    monkeypatch.setenv("OPENAI_BASE_URL", dead + "/v1")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", dead)
-    monkeypatch.setenv("OLLAMA_HOST", dead)
+    judge.pointed_at(dead)
     with pytest.raises(judges.JudgeUnavailable) as err:
         ask(judge, provider, monkeypatch)
     assert dead in str(err.value) and KEY not in str(err.value)
@@ -186,24 +192,23 @@ def test_body_that_is_not_json_raises_judge_unavailable(judge, monkeypatch):
 
 def test_offline_replays_and_a_miss_names_the_call(judge, monkeypatch):
     first = ask(judge, "openai", monkeypatch)
-    monkeypatch.setenv("CITECHECK_OFFLINE", "1")
+    judge.cache = Cache(judge.cache.path, offline=True)
     assert ask(judge, "openai", monkeypatch) == first
     with pytest.raises(CacheMiss, match="judge.json/openai.*OPENAI_BASE_URL"):
-        judges.json_judge("another claim", PASSAGES, cache=judge.cache)
+        judges.json_judge("another claim", PASSAGES, judge.ctx("openai"))
     assert len(judge.requests) == 1
 
 
 def test_changed_passages_miss_the_cache(judge, monkeypatch):
     ask(judge, "openai", monkeypatch)
-    monkeypatch.setenv("JUDGE_PROVIDER", "openai")
-    judges.json_judge(CLAIM, PASSAGES[:1], cache=judge.cache)
+    judges.json_judge(CLAIM, PASSAGES[:1], judge.ctx("openai"))
     assert len(judge.requests) == 2
 
 
 def test_openai_needs_a_key_only_for_the_hosted_endpoint(judge, monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY")
+    judge.change(secrets=Secrets({}))
     ask(judge, "openai", monkeypatch)
     assert judge.requests[0]["headers"]["Authorization"] == "Bearer local"
-    monkeypatch.delenv("OPENAI_BASE_URL")
-    with pytest.raises(judges.config.MissingSetting, match="OPENAI_API_KEY"):
-        judges.json_judge("other", PASSAGES, cache=judge.cache)
+    judge.change(openai_base_url=config.DEFAULTS["OPENAI_BASE_URL"])
+    with pytest.raises(config.MissingSetting, match="OPENAI_API_KEY"):
+        judges.json_judge("other", PASSAGES, judge.ctx("openai"))

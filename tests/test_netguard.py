@@ -4,6 +4,7 @@ import socket
 import pytest
 
 from citecheck import netguard
+from citecheck.config import Settings
 from citecheck.netguard import BlockedURL, check_url
 
 PUBLIC = "93.184.215.14"
@@ -49,9 +50,8 @@ def test_non_http_schemes_are_refused(url):
     assert reason_for(url) == "scheme"
 
 
-def test_scheme_is_refused_even_when_private_addresses_are_allowed(monkeypatch):
-    monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
-    assert reason_for("file:///etc/passwd") == "scheme"
+def test_scheme_is_refused_even_when_private_addresses_are_allowed():
+    assert reason_for("file:///etc/passwd", allow_private=True) == "scheme"
 
 
 @pytest.mark.parametrize("url, reason", [
@@ -107,11 +107,11 @@ def test_message_names_the_address_and_the_setting():
         check_url("http://intranet.test/")
 
 
-def test_allow_private_setting_lifts_the_address_check(monkeypatch):
+def test_allow_private_setting_lifts_the_address_check():
     assert reason_for("http://127.0.0.1:8731/") == "loopback"
-    monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
-    assert check_url("http://127.0.0.1:8731/") is None
-    assert check_url("http://intranet.test/") is None
+    allow = Settings.from_env({"CITECHECK_ALLOW_PRIVATE": "1"}).allow_private
+    assert check_url("http://127.0.0.1:8731/", allow_private=allow) is None
+    assert check_url("http://intranet.test/", allow_private=allow) is None
     assert reason_for("http://127.0.0.1/", allow_private=False) == "loopback"
 
 
@@ -119,19 +119,18 @@ def test_allow_private_argument_overrides_the_setting():
     assert check_url("http://10.0.0.1/", allow_private=True) is None
 
 
-def test_allow_hosts_lifts_only_the_exact_origin(monkeypatch):
-    monkeypatch.setenv("CITECHECK_ALLOW_HOSTS", "127.0.0.1:8731, [::1]:9000")
-    assert check_url("http://127.0.0.1:8731/page") is None
-    assert check_url("http://[::1]:9000/") is None
-    assert reason_for("http://127.0.0.1:8732/") == "loopback"
-    assert reason_for("http://127.0.0.1/") == "loopback"
-    assert reason_for("http://10.0.0.1:8731/") == "private"
+def test_allow_hosts_lifts_only_the_exact_origin():
+    allowed = Settings.from_env({"CITECHECK_ALLOW_HOSTS": "127.0.0.1:8731, [::1]:9000"}).allow_hosts
+    assert check_url("http://127.0.0.1:8731/page", allowed=allowed) is None
+    assert check_url("http://[::1]:9000/", allowed=allowed) is None
+    assert reason_for("http://127.0.0.1:8732/", allowed=allowed) == "loopback"
+    assert reason_for("http://127.0.0.1/", allowed=allowed) == "loopback"
+    assert reason_for("http://10.0.0.1:8731/", allowed=allowed) == "private"
 
 
-def test_malformed_allow_hosts_is_an_error_naming_the_variable(monkeypatch):
-    monkeypatch.setenv("CITECHECK_ALLOW_HOSTS", "127.0.0.1")
+def test_malformed_allow_hosts_is_an_error_naming_the_variable():
     with pytest.raises(ValueError, match="CITECHECK_ALLOW_HOSTS"):
-        check_url("http://127.0.0.1/")
+        Settings.from_env({"CITECHECK_ALLOW_HOSTS": "127.0.0.1"})
 
 
 def test_blocked_url_is_a_value_error_with_a_reason():

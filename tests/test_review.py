@@ -1,4 +1,4 @@
-"""Verdicts, the AUTO_ACCEPT gate and the `check` command."""
+"""Verdicts and the AUTO_ACCEPT gate (review), and the `check` command (check)."""
 import json
 import os
 import subprocess
@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from citecheck import matching, review, sources
+from citecheck import check, matching, review, sources
+from citecheck.config import Settings
 from standins.jev import jev_standin
 
 DOC = sources.load("data/rfc7519.txt")
@@ -31,37 +32,36 @@ def test_decide(match, answer, threshold, expected):
     assert review.decide(match, answer, threshold) == expected
 
 
-def test_fabricated_quotes_never_reach_the_judge():
+def test_fabricated_quotes_never_reach_the_judge(ctx):
     asked = []
 
     def judge(claim, source):
         asked.append(claim)
         return {"relation": "supports", "confidence": 0.9}
     citations, _ = sources.load_citations("data/citations.json", DOC)
-    rows = review.check_citations(DOC, citations, judge=judge, threshold=0.8)
+    rows = check.check_citations(DOC, citations, ctx, judge=judge, threshold=0.8)
     assert [r["id"] for r in rows if r["verdict"] == "fabricated"] == ["C5"]
     assert len(asked) == len(citations) - 1
 
 
-def test_judge_reads_the_located_section():
+def test_judge_reads_the_located_section(ctx):
     seen = {}
 
     def judge(claim, source):
         seen[claim] = source
         return {"relation": "supports", "confidence": 0.9}
-    review.check_citations(DOC, [{"id": "x", "claim": "k", "quote": "Use of this claim is OPTIONAL.",
-                                  "section": "4.1.4"}], judge=judge, threshold=0.5)
+    check.check_citations(DOC, [{"id": "x", "claim": "k", "quote": "Use of this claim is OPTIONAL.",
+                                 "section": "4.1.4"}], ctx, judge=judge, threshold=0.5)
     assert seen["k"] == DOC.sections["4.1.4"].text
 
 
-def test_auto_accept_from_environment(monkeypatch):
-    monkeypatch.setenv("AUTO_ACCEPT", "0.95")
-    rows = review.check_citations(DOC, [{"id": "x", "claim": "k", "quote": None, "section": "1"}],
-                                  judge=lambda c, s: {"relation": "supports", "confidence": 0.9})
+def test_auto_accept_from_environment(make_ctx):
+    ctx = make_ctx(auto_accept=Settings.from_env({"AUTO_ACCEPT": "0.95"}).auto_accept)
+    rows = check.check_citations(DOC, [{"id": "x", "claim": "k", "quote": None, "section": "1"}], ctx,
+                                 judge=lambda c, s: {"relation": "supports", "confidence": 0.9})
     assert rows[0]["auto"] is False
-    monkeypatch.setenv("AUTO_ACCEPT", "high")
     with pytest.raises(ValueError, match="AUTO_ACCEPT"):
-        review.check_citations(DOC, [], judge=None)
+        Settings.from_env({"AUTO_ACCEPT": "high"})
 
 
 def run_cli(*args, env=None):

@@ -6,7 +6,9 @@ import socket
 import httpx
 import pytest
 
-from citecheck import fetch, passages, retrieval, site
+from citecheck import fetch, passages, retrieval
+from citecheck import fixture_site as site
+from citecheck.config import Settings
 
 LONG_CLAIM = "At 3,000 metres above sea level, water boils at about 90 °C."
 LONG_EVIDENCE = "a pot of water comes to a full boil at roughly 90 °C"
@@ -67,13 +69,11 @@ def test_a_port_held_by_another_program_is_an_error_naming_the_setting():
         holder.close()
 
 
-def test_the_fixed_port_comes_from_config(monkeypatch):
-    assert site.default_port() == 8731
-    monkeypatch.setenv("CITECHECK_SITE_PORT", "9123")
-    assert site.default_port() == 9123
-    monkeypatch.setenv("CITECHECK_SITE_PORT", "eighty")
+def test_the_fixed_port_comes_from_config():
+    assert site.DEFAULT_PORT == Settings.from_env({}).site_port == 8731
+    assert Settings.from_env({"CITECHECK_SITE_PORT": "9123"}).site_port == 9123
     with pytest.raises(ValueError, match="CITECHECK_SITE_PORT"):
-        site.default_port()
+        Settings.from_env({"CITECHECK_SITE_PORT": "eighty"})
 
 
 def test_a_route_without_a_page_file_or_redirect_is_rejected(tmp_path):
@@ -99,16 +99,14 @@ def test_pages_lists_what_each_fixture_demonstrates():
         "http_404", "http_410", "redirected_to_homepage", "soft_404", "empty_page", "pdf_unsupported"}
 
 
-def test_the_boiling_point_article_states_100_degrees_at_sea_level(running, monkeypatch):
-    monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
-    text = fetch.fetch(running.url("/articles/boiling-point")).markdown
+def test_the_boiling_point_article_states_100_degrees_at_sea_level(running, make_ctx):
+    text = fetch.fetch(running.url("/articles/boiling-point"), make_ctx(allow_private=True)).markdown
     assert "At sea level, pure water boils at 100 °C (212 °F)." in text
     assert len(passages.split_passages(text)) >= 3
 
 
-def test_the_long_articles_evidence_is_its_second_best_passage(running, monkeypatch):
-    monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
-    text = fetch.fetch(running.url("/guides/cooking-at-altitude")).markdown
+def test_the_long_articles_evidence_is_its_second_best_passage(running, make_ctx):
+    text = fetch.fetch(running.url("/guides/cooking-at-altitude"), make_ctx(allow_private=True)).markdown
     assert len(text.split()) >= 1500 and text.count("\n## ") >= 8
     chunks = passages.split_passages(text)
     ranked = [i for i, _score in retrieval.rank(LONG_CLAIM, chunks, k=len(chunks))]

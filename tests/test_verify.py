@@ -5,9 +5,14 @@ import re
 import pytest
 from standins.judge import free_port, judge_standin, verdict_json
 
-from citecheck import cli, fetch, site
+from citecheck import cli
+from citecheck import fixture_site as site
 from citecheck.cache import CacheMiss
-from citecheck.verify import FIELDS, trace_citation, verify_citation, verify_claim
+from citecheck.fetch import pages
+from citecheck.verify import trace_citation, verify_citation, verify_claim
+from citecheck.vocabulary import CitationRow
+
+FIELDS = CitationRow.field_names()
 
 HUNDRED = "Water boils at 100 °C at sea level."
 FIFTY = "Water boils at 50 °C at sea level."
@@ -32,12 +37,12 @@ def judge_server():
 
 
 @pytest.fixture
-def judge(judge_server, fixture_site, monkeypatch):
+def judge(judge_server, fixture_site, monkeypatch, run):
     judge_server.script.reset()
     judge_server.requests.clear()
-    monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")          # the fixture site is on 127.0.0.1
-    monkeypatch.setattr(fetch, "BACKOFF", (0.0, 0.0))           # retries without the waiting
-    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url + "/v1")
+    monkeypatch.setattr(pages, "BACKOFF", (0.0, 0.0))           # retries without the waiting
+    run.ctx = run.ctx.replace(allow_private=True,               # the fixture site is on 127.0.0.1
+                              openai_base_url=judge_server.url + "/v1")
     return judge_server.script
 
 
@@ -53,22 +58,22 @@ def test_the_fixture_site_has_every_failure_mode():
 
 
 @pytest.mark.parametrize("page", SETTLED, ids=[row["path"] for row in SETTLED])
-def test_pages_that_settle_the_citation_skip_the_judge(judge, judge_server, url, page):
-    row = verify_citation(HUNDRED, url(page["path"]))
+def test_pages_that_settle_the_citation_skip_the_judge(judge, judge_server, url, page, run):
+    row = verify_citation(HUNDRED, url(page["path"]), run.ctx)
     assert (row["label"], row["reason"]) == (page["label"], page["reason"])
     assert row["confidence"] is None and row["evidence_quote"] is None
     assert judge_server.requests == []
 
 
-def test_row_has_exactly_the_contract_fields(judge, url):
-    row = verify_citation(HUNDRED, url("/articles/boiling-point"))
+def test_row_has_exactly_the_contract_fields(judge, url, run):
+    row = verify_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
     assert tuple(row) == FIELDS
     assert row["url"] == url("/articles/boiling-point") and row["original_status"] == 200
 
 
-def test_supported_with_a_quote_from_the_page(judge, judge_server, url):
+def test_supported_with_a_quote_from_the_page(judge, judge_server, url, run):
     judge.content = quoting("supported", 0.93)
-    trace = trace_citation(HUNDRED, url("/articles/boiling-point"))
+    trace = trace_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
     row = trace.row
     assert row["label"] == "supported" and row["reason"] is None and row["confidence"] == 0.93
     assert row["evidence_quote"] in trace.shown[0]
@@ -81,91 +86,92 @@ def test_supported_with_a_quote_from_the_page(judge, judge_server, url):
     assert trace.scores == sorted(trace.scores, reverse=True)
 
 
-def test_the_judge_sees_the_top_3_passages_best_first(judge, judge_server, url):
-    trace = trace_citation(HUNDRED, url("/articles/boiling-point"))
+def test_the_judge_sees_the_top_3_passages_best_first(judge, judge_server, url, run):
+    trace = trace_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
     prompt = judge_server.requests[0].json()["messages"][1]["content"]
     assert prompt == f"Claim: {HUNDRED}\n\nPassages:\n" + "\n\n".join(
         f"[{n}] {text}" for n, text in enumerate(trace.shown, 1))
     assert "100 °C" in trace.shown[0]
 
 
-def test_evidence_in_the_second_best_passage_is_still_shown(judge, url):
+def test_evidence_in_the_second_best_passage_is_still_shown(judge, url, run):
     claim = "At 3,000 metres above sea level water boils at roughly 90 °C."
-    trace = trace_citation(claim, url("/guides/cooking-at-altitude"))
+    trace = trace_citation(claim, url("/guides/cooking-at-altitude"), run.ctx)
     assert len(trace.passages) > 3
     assert any("3,000 metres" in p for p in trace.shown)
 
 
-def test_a_redirect_to_the_live_article_is_judged(judge, url):
+def test_a_redirect_to_the_live_article_is_judged(judge, url, run):
     judge.content = quoting("supported")
-    row = verify_citation(HUNDRED, url("/articles/water-boiling-point"))
+    row = verify_citation(HUNDRED, url("/articles/water-boiling-point"), run.ctx)
     assert row["final_url"] == url("/articles/boiling-point") and row["label"] == "supported"
 
 
-def test_hallucinated_quote_is_caught_by_the_guard(judge, url):
+def test_hallucinated_quote_is_caught_by_the_guard(judge, url, run):
     judge.content = verdict_json("supported", "Water boils at 100 °C everywhere on Earth.", 0.99)
-    trace = trace_citation(HUNDRED, url("/articles/boiling-point"))
+    trace = trace_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
     assert trace.judged["label"] == "supported"
     assert trace.row["label"] == "not_found" and trace.row["evidence_quote"] is None
     assert trace.row["confidence"] == 0.0 and trace.row["reason"] == "evidence_quote_not_in_source"
 
 
-def test_malformed_judge_output_is_a_labelled_row(judge, url):
+def test_malformed_judge_output_is_a_labelled_row(judge, url, run):
     judge.content = "Supported, I am fairly sure."
-    trace = trace_citation(HUNDRED, url("/articles/boiling-point"))
+    trace = trace_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
     assert trace.row["label"] == "not_found" and trace.row["reason"] == "judge_output_invalid"
     assert trace.judged["reason"] == "judge_output_invalid: not JSON"
 
 
 @pytest.mark.parametrize("status", [401, 500])
-def test_judge_failing_is_a_labelled_row(judge, url, status):
+def test_judge_failing_is_a_labelled_row(judge, url, status, run):
     judge.status = status
-    row = verify_citation(HUNDRED, url("/articles/boiling-point"))
+    row = verify_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
     assert (row["label"], row["reason"], row["confidence"]) == ("not_found", "judge_unavailable", None)
     assert row["original_status"] == 200
 
 
-def test_judge_unreachable_is_a_labelled_row(judge, url, monkeypatch):
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
-    row = verify_citation(HUNDRED, url("/articles/boiling-point"))
+def test_judge_unreachable_is_a_labelled_row(judge, url, run):
+    run.ctx = run.ctx.replace(openai_base_url=f"http://127.0.0.1:{free_port()}/v1")
+    row = verify_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
     assert (row["label"], row["reason"]) == ("not_found", "judge_unavailable")
 
 
-def test_a_refused_address_is_a_labelled_row(judge, url, monkeypatch):
-    monkeypatch.delenv("CITECHECK_ALLOW_PRIVATE")
-    row = verify_citation(HUNDRED, url("/articles/boiling-point"))
+def test_a_refused_address_is_a_labelled_row(judge, url, run):
+    run.ctx = run.ctx.replace(allow_private=False)
+    row = verify_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
     assert (row["label"], row["reason"]) == ("unreachable", "blocked_address")
 
 
-def test_the_boiling_point_story(judge, url):
+def test_the_boiling_point_story(judge, url, run):
     judge.content = quoting("contradicted", 0.9)
-    fifty = verify_claim(FIFTY, [url("/articles/boiling-point")])
+    fifty = verify_claim(FIFTY, [url("/articles/boiling-point")], run.ctx)
     assert fifty["overall"] == "contradicted"
     judge.content = quoting("supported", 0.95)
-    hundred = verify_claim(HUNDRED, [url("/articles/boiling-point"), url("/articles/boiling-point-table-2019")])
+    hundred = verify_claim(HUNDRED, [url("/articles/boiling-point"), url("/articles/boiling-point-table-2019")], run.ctx)
     assert hundred["claim"] == HUNDRED
     assert [c["label"] for c in hundred["citations"]] == ["supported", "unreachable"]
     assert hundred["overall"] == "supported"
 
 
-def test_every_citation_dead_is_unreachable_and_no_citations_is_not_found(judge, url):
-    dead = verify_claim(HUNDRED, [url("/articles/boiling-point-table-2019"), url("/articles/kettle-scale-myths")])
+def test_every_citation_dead_is_unreachable_and_no_citations_is_not_found(judge, url, run):
+    dead = verify_claim(HUNDRED, [url("/articles/boiling-point-table-2019"), url("/articles/kettle-scale-myths")], run.ctx)
     assert dead["overall"] == "unreachable"
-    assert verify_claim(HUNDRED, []) == {"claim": HUNDRED, "overall": "not_found", "citations": []}
+    assert verify_claim(HUNDRED, [], run.ctx) == {"claim": HUNDRED, "overall": "not_found", "citations": []}
 
 
-def test_offline_replays_fetch_and_judge_from_the_cache(judge, url, monkeypatch):
+def test_offline_replays_fetch_and_judge_from_the_cache(judge, url, run):
     judge.content = quoting("supported", 0.95)
     urls = [url("/articles/boiling-point"), url("/articles/kettle-scale-myths")]
-    live = verify_claim(HUNDRED, urls)
-    monkeypatch.setenv("CITECHECK_OFFLINE", "1")
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
-    assert verify_claim(HUNDRED, urls) == live
+    live = verify_claim(HUNDRED, urls, run.ctx)
+    run.ctx = run.ctx.replace(offline=True, openai_base_url=f"http://127.0.0.1:{free_port()}/v1")
+    assert verify_claim(HUNDRED, urls, run.ctx) == live
     with pytest.raises(CacheMiss):
-        verify_claim("Water boils at 90 °C at sea level.", urls[:1])
+        verify_claim("Water boils at 90 °C at sea level.", urls[:1], run.ctx)
 
 
-def test_cli_prints_the_verify_json(judge, url, capsys):
+def test_cli_prints_the_verify_json(judge, judge_server, url, capsys, monkeypatch):
+    monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")           # the CLI reads its settings from the environment
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.url + "/v1")
     judge.content = quoting("supported", 0.95)
     code = cli.main(["verify", "--claim", HUNDRED, "--url", url("/articles/boiling-point"),
                      "--url", url("/articles/boiling-point-table-2019")])

@@ -1,4 +1,4 @@
-"""site: the fixture site in data/site/, served on 127.0.0.1 by a small real HTTP server.
+"""fixture_site: the fixture site in data/site/, served on 127.0.0.1 by a small real HTTP server.
 
 Rules:
 - data/site/routes.json maps each path to a page (pages/NAME wrapped in layout.html unless
@@ -10,9 +10,9 @@ Rules:
 - If the fixed port already serves this fixture site (another notebook started it), it is reused
   and left running; a port held by anything else is an error naming the variable.
 
-    with site.serve() as base_url:            # a block
-        fetch.fetch(base_url + "/articles/boiling-point")
-    server = site.start(); ...; server.stop()  # notebook cells
+    with fixture_site.serve() as base_url:            # a block
+        fetch.fetch(base_url + "/articles/boiling-point", ctx)
+    server = fixture_site.start(); ...; server.stop()  # notebook cells
 """
 from __future__ import annotations
 
@@ -30,10 +30,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from . import config
+from .config import Settings
+from .paths import ROOT
 
-SITE_DIR = Path(__file__).resolve().parent.parent / "data" / "site"
+SITE_DIR = ROOT / "data" / "site"
 HOST = "127.0.0.1"
+DEFAULT_PORT = Settings().site_port
 MARKER = "X-Fixture-Site"
 """Response header that identifies this server, so a second notebook can reuse it."""
 MARKER_VALUE = "citecheck"
@@ -63,13 +65,6 @@ def pages(root: Path | None = None, *, include_test_only: bool = False) -> list[
         rows.append({"path": route_path, "about": route.get("about", ""),
                      "status": route.get("status", 200), **route["expect"]})
     return rows
-
-
-def default_port() -> int:
-    raw = config.get("CITECHECK_SITE_PORT")
-    if not raw.isdigit() or not 0 <= int(raw) <= 65535:
-        raise ValueError(f"CITECHECK_SITE_PORT must be a port number (0-65535), got {raw!r}")
-    return int(raw)
 
 
 def _render(root: Path, route: dict) -> tuple[bytes, str]:
@@ -168,10 +163,10 @@ class FixtureSite:
 
 
 def start(port: int | None = None, host: str = HOST, root: Path | None = None) -> FixtureSite:
-    """Serve the fixture site on host:port (default CITECHECK_SITE_PORT; 0 = a free port)."""
+    """Serve the fixture site on host:port (default 8731, the CITECHECK_SITE_PORT default; 0 = a free port)."""
     root = Path(root) if root is not None else SITE_DIR
     routes = load_routes(root)
-    port = default_port() if port is None else port
+    port = DEFAULT_PORT if port is None else port
     try:
         server = ThreadingHTTPServer((host, port), _handler(root, routes))
     except OSError as exc:
@@ -193,12 +188,12 @@ def serve(port: int | None = None, host: str = HOST, root: Path | None = None):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m citecheck.site [--port N]`: serve the fixture site until Ctrl-C."""
-    parser = argparse.ArgumentParser(prog="python -m citecheck.site", description=main.__doc__)
+    """`python -m citecheck.fixture_site [--port N]`: serve the fixture site until Ctrl-C."""
+    parser = argparse.ArgumentParser(prog="python -m citecheck.fixture_site", description=main.__doc__)
     parser.add_argument("--port", type=int, default=None, help="default: CITECHECK_SITE_PORT (8731)")
     parser.add_argument("--host", default=HOST)
     args = parser.parse_args(argv)
-    running = start(args.port, args.host)
+    running = start(Settings.from_env().site_port if args.port is None else args.port, args.host)
     print(f"fixture site at {running.base_url}" + ("" if running.owned else " (already running)"), flush=True)
     if not running.owned:
         return 0

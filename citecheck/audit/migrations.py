@@ -1,0 +1,96 @@
+"""Numbered schema migrations for the audit DB, applied in order, each exactly once.
+
+Rules:
+- The DB records what it has applied in `citecheck_migrations` (version, name, applied_at). A
+  migration's DDL and its version row commit in one transaction: a failure leaves the schema as it
+  was before that migration, never half-written.
+- Migration 1 is the schema of the first release (`citations`, created IF NOT EXISTS), so a DB written
+  before migrations existed is adopted in place, its rows untouched.
+- A DB that has applied a version this code does not know (written by a newer citecheck) is refused
+  with an error naming the file and the version; nothing is changed.
+- Adding a migration: append a function decorated with `@migration` (the next number). Never edit one
+  that has shipped.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import sqlite3
+from typing import Callable
+
+MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = []
+
+
+class SchemaTooNew(OSError):
+    """The audit DB was migrated by a newer citecheck than this one."""
+
+
+def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+    """Register `fn` as the next migration (its docstring's first line is its name)."""
+    MIGRATIONS.append((len(MIGRATIONS) + 1, (fn.__doc__ or fn.__name__).strip().splitlines()[0], fn))
+    return fn
+
+
+@migration
+def m001_citations(conn: sqlite3.Connection) -> None:
+    """citations: one row per (batch, id, url) decided"""
+    conn.execute("""
+CREATE TABLE IF NOT EXISTS citations (
+    batch           TEXT NOT NULL,
+    id              TEXT NOT NULL,
+    claim           TEXT NOT NULL,
+    url             TEXT NOT NULL,
+    label           TEXT NOT NULL,
+    reason          TEXT,
+    confidence      REAL,
+    evidence_quote  TEXT,
+    final_url       TEXT,
+    original_status INTEGER,
+    rid             TEXT NOT NULL DEFAULT '',
+    model           TEXT NOT NULL DEFAULT '',
+    decided_at      TEXT NOT NULL,
+    PRIMARY KEY (batch, id, url)
+)""")
+
+
+LATEST = len(MIGRATIONS)
+
+
+_LEDGER = ("CREATE TABLE IF NOT EXISTS citecheck_migrations "
+           "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+
+
+def applied(conn: sqlite3.Connection) -> list[int]:
+    """The versions this DB has applied, in order ([] for a new or pre-migration DB)."""
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'citecheck_migrations'")
+    if exists.fetchone() is None:
+        return []
+    return [row[0] for row in conn.execute("SELECT version FROM citecheck_migrations ORDER BY version")]
+
+
+def migrate(conn: sqlite3.Connection, path: str = "the audit DB") -> list[int]:
+    """Apply every migration this DB lacks; returns the versions applied now.
+
+    Each runs in its own write transaction, which re-reads the ledger first: two processes opening a
+    new DB at once apply each migration once."""
+    done = applied(conn)
+    newer = [v for v in done if v > LATEST]
+    if newer:
+        raise SchemaTooNew(f"audit DB {path} is at schema version {max(newer)}, newer than this citecheck "
+                           f"knows ({LATEST}); upgrade citecheck or use another AUDIT_DB")
+    now = []
+    for version, name, fn in MIGRATIONS:
+        if version in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(_LEDGER)
+            if version not in applied(conn):
+                fn(conn)
+                conn.execute("INSERT INTO citecheck_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                             (version, name, _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")))
+                now.append(version)
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+    return now

@@ -1,0 +1,146 @@
+"""batch: verify a JSONL file of claims and measure how often the citations hold up.
+
+Rules:
+- One {"id", "claim", "urls"} object per line (`batch.claims`); every claim-URL pair is one citation.
+- citation precision and reachable precision (`batch.precision`).
+- A malformed line is reported by its number and skipped, the other lines still run; a citation
+  whose check fails becomes a labelled row, never an aborted batch.
+- The audit DB is the journal: a citation already decided in this batch (same id, url, claim and
+  judge model) is read back, not redone, so a killed batch resumes where it stopped. A row whose
+  reason is transient (`vocabulary.TRANSIENT`: the crawl or the judge could not be reached) is
+  tried again.
+- At most BATCH_CONCURRENCY citations are in flight (`batch.pool`); rows are written by the calling
+  thread only. The CSV report is `batch.report_csv`.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .. import audit, config
+from ..aggregate import overall
+from ..context import RunContext
+from ..vocabulary import LABELS, NOT_FOUND, BatchRow, CitationRow, is_transient
+from .claims import Claim, Parsed, parse_lines, read_claims
+from .pool import run_pool
+from .precision import counts, precision_lines
+from .report_csv import CSV_COLUMNS, write_csv
+
+__all__ = ["BatchResult", "Claim", "Parsed", "CSV_COLUMNS", "check_claims", "check_one", "counts",
+           "parse_lines", "precision_lines", "read_claims", "run_batch", "write_csv"]
+
+Verify = Callable[[str, str], dict]
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BatchResult:
+    rows: list[dict]                      # one BatchRow dict per citation, in input order
+    problems: list[str]                   # "line N: ..." for every skipped line
+    reused: int = 0                       # citations read back from the journal
+    decided: int = 0                      # citations checked in this run
+    counts: dict = field(default_factory=dict)
+
+
+def _setting_errors() -> tuple[type[BaseException], ...]:
+    """Failures every citation would repeat (a cache miss offline, a missing or rejected key): they stop
+    the batch with one clear error instead of filling it with identical rows; what was decided stays."""
+    from ..cache import CacheError
+    from ..fetch import CrawlbaseRejected
+    return (CacheError, config.MissingSetting, CrawlbaseRejected)
+
+
+def check_one(verify: Verify, claim: str, url: str) -> dict:
+    """One citation -> a CitationRow dict. An unexpected failure, or an answer without a known label,
+    becomes not_found / check_failed (the detail goes to the log, the row carries the bare code)."""
+    try:
+        result = dict(verify(claim, url))
+        if result.get("label") not in LABELS:
+            raise ValueError(f"label {result.get('label')!r} is not one of {', '.join(LABELS)}")
+    except _setting_errors():
+        raise
+    except Exception as exc:         # noqa: BLE001 - one citation's failure must not stop the batch
+        log.warning("%s", config.redact(f"{url}: check failed: {type(exc).__name__}: {exc}"))
+        result = {"label": NOT_FOUND, "reason": "check_failed"}
+    return CitationRow.from_dict({**result, "url": url}).to_dict()
+
+
+def _fresh(row: dict | None, claim: Claim, model: str) -> bool:
+    return (row is not None and row["claim"] == claim.claim and row["model"] == model
+            and not is_transient(row["reason"]))
+
+
+def _progress(total: int, show: bool):
+    from tqdm import tqdm
+    return tqdm(total=total, unit="citation", file=sys.stderr, leave=False,
+                disable=not (show and sys.stderr.isatty()))
+
+
+def run_batch(path: str | Path, ctx: RunContext, *, batch: str | None = None, db: str | Path | None = None,
+              verify: Verify | None = None, concurrency: int | None = None,
+              progress: bool = False) -> BatchResult:
+    """Read the JSONL file and check it as batch `batch` (default: the file name without extension)."""
+    parsed = read_claims(path)
+    return check_claims(parsed.claims, ctx, batch=batch or Path(path).stem, db=db, verify=verify,
+                        concurrency=concurrency, progress=progress, problems=parsed.problems)
+
+
+def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | Path | None = None,
+                 verify: Verify | None = None, concurrency: int | None = None,
+                 progress: bool = False, problems: list[str] | None = None) -> BatchResult:
+    """Check every citation not already decided in `batch`; rows come back in input order."""
+    if verify is None:
+        from ..verify import verify_citation
+        def verify(claim: str, url: str) -> dict:
+            return verify_citation(claim, url, ctx)
+    concurrency = concurrency or ctx.settings.batch_concurrency
+    model = ctx.settings.judge_model
+    conn = audit.connect(db if db is not None else ctx.settings.audit_db)
+    try:
+        rows = audit.decided(conn, batch)
+        todo = [(c, url) for c in claims for url in c.urls if not _fresh(rows.get((c.id, url)), c, model)]
+        with _progress(len(todo), progress) as bar:
+            for (c, url), result in run_pool(lambda item: check_one(verify, item[0].claim, item[1]), todo,
+                                             concurrency):
+                rows[(c.id, url)] = audit.write_citation(conn, batch, c.id, c.claim, result, model)
+                bar.update()
+    finally:
+        conn.close()
+    out = []
+    for c in claims:
+        cited = [rows[(c.id, url)] for url in c.urls]
+        verdict = overall([row["label"] for row in cited])
+        out.extend(BatchRow.from_dict({**row, "overall": verdict}).to_dict() for row in cited)
+    return BatchResult(out, list(problems or []), len(out) - len(todo), len(todo), counts(out))
+
+
+# ---------------------------------------------------------------- CLI
+
+def add_arguments(parser) -> None:
+    parser.add_argument("file", help='JSONL, one {"id", "claim", "urls"} object per line')
+    parser.add_argument("--out", help="write one CSV row per citation to this file")
+    parser.add_argument("--batch", help="batch name in the audit DB (default: the file name without "
+                        "extension); the same name resumes, a new name starts over")
+    parser.add_argument("--db", help="audit DB path (default: AUDIT_DB, audit.db)")
+
+
+def run(args, ctx: RunContext) -> int:
+    """Skipped lines on stderr, the two precision lines on stdout; exit 1 when a line was skipped."""
+    parsed = read_claims(args.file)
+    for message in parsed.problems + parsed.notes:
+        print(f"citecheck batch: {args.file}: {message}", file=sys.stderr)
+    if not parsed.claims:
+        raise ValueError(f"{args.file}: no valid claims to check")
+    result = check_claims(parsed.claims, ctx, batch=args.batch or Path(args.file).stem, db=args.db,
+                          progress=True, problems=parsed.problems)
+    if result.reused:
+        print(f"citecheck batch: resumed: {result.reused} citation(s) already decided in this batch "
+              "were read back from the audit DB", file=sys.stderr)
+    for line in precision_lines(result.rows):
+        print(line)
+    if args.out:
+        write_csv(result.rows, args.out)
+    return 1 if parsed.problems else 0

@@ -1,0 +1,86 @@
+"""Reading a batch file: one {"id", "claim", "urls"} object per line.
+
+Rules:
+- Blank lines are skipped silently; a malformed line (not UTF-8, not JSON, a missing or mistyped
+  field, a duplicate id) is reported as "line N: ..." and skipped, the other lines still run.
+- A URL listed twice on one line is checked once (noted, not an error).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Claim:
+    line: int
+    id: str
+    claim: str
+    urls: tuple[str, ...]
+
+
+@dataclass
+class Parsed:
+    claims: list[Claim]
+    problems: list[str]                   # "line N: ..." for every skipped line
+    notes: list[str]                      # "line N: ..." for a line kept with a change
+
+
+def _problem(obj) -> str | None:
+    """Why a parsed line is not a claim, or None."""
+    if not isinstance(obj, dict):
+        return "not a JSON object"
+    missing = [key for key in ("id", "claim", "urls") if key not in obj]
+    if missing:
+        return "missing " + ", ".join(f'"{key}"' for key in missing)
+    if isinstance(obj["id"], bool) or not isinstance(obj["id"], (str, int)) or not str(obj["id"]).strip():
+        return '"id" must be a non-empty string or a number'
+    if not isinstance(obj["claim"], str) or not obj["claim"].strip():
+        return '"claim" must be a non-empty string'
+    urls = obj["urls"]
+    if not isinstance(urls, list) or not all(isinstance(u, str) and u.strip() for u in urls):
+        return '"urls" must be a list of URL strings'
+    return None
+
+
+def parse_lines(lines: list[bytes]) -> Parsed:
+    """Raw lines -> claims, skipped lines and notes; blank lines are skipped silently."""
+    claims: list[Claim] = []
+    problems: list[str] = []
+    notes: list[str] = []
+    first_line: dict[str, int] = {}
+    for number, raw in enumerate(lines, 1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            problems.append(f"line {number}: not UTF-8 text")
+            continue
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        why = _problem(obj)
+        item_id = str(obj["id"]).strip() if why is None else ""
+        if why is None and item_id in first_line:
+            why = f"duplicate id {item_id!r} (first on line {first_line[item_id]})"
+        if why:
+            problems.append(f"line {number}: {why}")
+            continue
+        first_line[item_id] = number
+        urls = tuple(dict.fromkeys(u.strip() for u in obj["urls"]))
+        if len(urls) < len(obj["urls"]):
+            notes.append(f"line {number}: a URL is listed twice; it is checked once")
+        claims.append(Claim(number, item_id, obj["claim"].strip(), urls))
+    return Parsed(claims, problems, notes)
+
+
+def read_claims(path: str | Path) -> Parsed:
+    """A JSONL file -> Parsed. A missing file raises FileNotFoundError naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    return parse_lines(path.read_bytes().split(b"\n"))

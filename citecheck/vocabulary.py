@@ -1,0 +1,158 @@
+"""The one vocabulary of both flows: statuses, relations, verdicts, labels and reasons, and the row types.
+
+Rules:
+- Every other module imports its words from here; no label, verdict, status or reason set is restated
+  anywhere else. Adding a reason is one entry in REASONS (its label, whether it is transient, its rule).
+- A *transient* reason describes our failure to look (the crawl, the DNS, the judge or the check could
+  not be done), not the page: such a result is never cached and a resumed batch tries it again.
+- Rows are dataclasses with `to_dict()` / `from_dict()`; the dict keys, in order, are the published
+  contract (CLI JSON, API body, CSV columns, audit columns all derive from these field lists).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, make_dataclass
+from typing import Literal
+
+# ---------------------------------------------------------------- source-document flow
+
+STATUSES = ("found", "misquoted", "missing", "section-only")
+"""How a citation's quote relates to the source text (citecheck.matching)."""
+FOUND, MISQUOTED, MISSING, SECTION_ONLY = STATUSES
+
+RELATIONS = ("supports", "contradicts", "says_nothing")
+"""The options of the Choice question: how the source relates to the claim."""
+
+VERDICTS = ("verified", "contradicted", "unsupported", "fabricated")
+"""One verdict per source-document citation."""
+FABRICATED = "fabricated"
+VERDICT_OF = dict(zip(RELATIONS, VERDICTS[:3]))
+"""supports -> verified, contradicts -> contradicted, says_nothing -> unsupported."""
+
+# ---------------------------------------------------------------- live-web flow
+
+LABELS = ("supported", "contradicted", "not_found", "unreachable")
+"""One label per claim-URL citation, and per claim (`aggregate.overall`)."""
+SUPPORTED, CONTRADICTED, NOT_FOUND, UNREACHABLE = LABELS
+JUDGE_LABELS = LABELS[:3]
+"""What the JSON judge may answer: a page it could read is never 'unreachable'."""
+Label = Literal["supported", "contradicted", "not_found", "unreachable"]
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a citation got its label without (or despite) the judge."""
+    code: str
+    label: str          # the label this reason comes with
+    transient: bool     # our failure to look: never cached, retried on resume
+    rule: str           # when it is given
+
+
+REASONS: dict[str, Reason] = {r.code: r for r in (
+    Reason("http_404", UNREACHABLE, False, "the origin answered 404"),
+    Reason("http_410", UNREACHABLE, False, "the origin answered 410 (gone on purpose)"),
+    Reason("soft_404", UNREACHABLE, False, "a short 200 page that reads like 'page not found'"),
+    Reason("redirected_to_homepage", NOT_FOUND, False, "a deep link whose final path is /"),
+    Reason("pdf_unsupported", NOT_FOUND, False, "a PDF, which is not read"),
+    Reason("empty_page", NOT_FOUND, False, "no text at all, even after JavaScript rendering"),
+    Reason("unsupported_content", NOT_FOUND, False, "a content type that is neither HTML nor text"),
+    Reason("invalid_url", UNREACHABLE, False, "not an http(s) URL with a host"),
+    Reason("too_many_redirects", UNREACHABLE, False, "more redirect hops than the fetcher follows"),
+    Reason("evidence_quote_not_in_source", NOT_FOUND, False,
+           "the judge's quote is not verbatim in the passages it was shown (the guard)"),
+    Reason("judge_output_invalid", NOT_FOUND, False, "the judge answered off its contract"),
+    Reason("cache_miss", UNREACHABLE, False, "a dry run's cache does not hold the call (API only)"),
+    Reason("crawl_failed", UNREACHABLE, True, "timeouts, connection errors, 429 or 5xx after the retries"),
+    Reason("dns_failure", UNREACHABLE, True, "the host does not resolve"),
+    Reason("blocked_address", UNREACHABLE, True, "the SSRF guard refused the address"),
+    Reason("blocked_url", UNREACHABLE, True, "blocked_address's name in early releases (old audit rows)"),
+    Reason("judge_unavailable", NOT_FOUND, True, "the judge could not be reached"),
+    Reason("check_failed", NOT_FOUND, True, "the check raised an unexpected error (detail in the log)"),
+)}
+HTTP_REASON_PREFIX = "http_"
+"""Any other 4xx from the origin is `http_<status>`, unreachable, not transient."""
+
+TRANSIENT = frozenset(code for code, reason in REASONS.items() if reason.transient)
+
+
+def http_reason(status: int) -> str:
+    """The reason for an origin's 4xx answer."""
+    return f"{HTTP_REASON_PREFIX}{status}"
+
+
+def is_transient(reason: str | None) -> bool:
+    """True for a reason that describes our failure to look (see module rules)."""
+    return reason in TRANSIENT
+
+
+def known_reason(reason: str | None) -> bool:
+    """None, a listed reason, or http_<4xx>."""
+    if reason is None or reason in REASONS:
+        return True
+    code = reason.removeprefix(HTTP_REASON_PREFIX)
+    return reason.startswith(HTTP_REASON_PREFIX) and code.isdigit() and 400 <= int(code) < 500
+
+
+# ---------------------------------------------------------------- rows
+
+class _Row:
+    """to_dict / from_dict / field names for the row dataclasses below."""
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        """Build from a dict holding at least the row's fields (extra keys are ignored)."""
+        return cls(**{name: data.get(name) for name in cls.field_names()})
+
+
+@dataclass(frozen=True)
+class CitationRow(_Row):
+    """One claim-URL citation in the live-web flow (the `verify` contract)."""
+    url: str
+    label: str
+    evidence_quote: str | None = None
+    confidence: float | None = None
+    final_url: str | None = None
+    original_status: int | None = None
+    rid: str | None = None
+    reason: str | None = None
+
+
+def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: dict) -> type:
+    """A row type holding CitationRow's fields in `order`, with `before` and `after` around them
+    (the published column orders differ; the fields and their types are CitationRow's)."""
+    cited = {f.name: f.type for f in fields(CitationRow)}
+    spec = [*before.items(), *((n, cited[n]) for n in order), *after.items()]
+    row = make_dataclass(name, spec, bases=(_Row,), frozen=True)
+    row.__doc__, row.__module__ = doc, __name__
+    return row
+
+
+_CLAIM_ORDER = ("url", "label", "reason", "confidence", "evidence_quote", "final_url", "original_status", "rid")
+
+BatchRow = _extended("BatchRow", "One citation of a batch: its claim, its row, and the claim's overall label.",
+                     {"id": "str", "claim": "str"}, _CLAIM_ORDER, {"overall": "str"})
+AuditRow = _extended("AuditRow", "One decided citation in the audit journal (citecheck.audit).",
+                     {"batch": "str", "id": "str", "claim": "str"}, _CLAIM_ORDER,
+                     {"model": "str", "decided_at": "str"})
+
+
+@dataclass(frozen=True)
+class SourceRow(_Row):
+    """One citation checked against a source document (the `check` contract; `section` is not printed)."""
+    id: str
+    status: str
+    section: str | None
+    relation: str | None
+    confidence: float | None
+    verdict: str
+    auto: bool
+
+
+CHECK_COLUMNS = ("id", "status", "relation", "confidence", "verdict", "auto")
+"""What `check` prints, in the table and in --json."""
