@@ -1,0 +1,90 @@
+"""Perplexity (Sonar) chat-completions responses: `[n]` markers in the text and a list of sources.
+
+Follows the Sonar API reference for POST /chat/completions (docs.perplexity.ai/api-reference, the
+response's `choices`, `citations` and `search_results` fields), as published in 2025-2026 (a stored copy
+read for this module); older responses carry only `citations`, newer ones `search_results` too.
+
+Rules:
+- The answer is `choices[0].message.content` (Markdown); other choices are alternatives, not read
+  (reported). A leading `<think>` block is not prose.
+- `[n]` cites the n-th URL (1-based) of `citations`; without `citations`, of `search_results` (by
+  their `url`). `search_results` titles name the sources. Inline links cite as in Markdown.
+- Problems: a marker with no source (dangling_marker), a source never cited (uncited_source), a
+  malformed source entry (skipped: a marker to it is then dangling).
+"""
+from __future__ import annotations
+
+from . import markdown
+from .base import AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem
+from .jsondoc import Malformed, get, top
+from .prose import line_col
+
+
+class PerplexityReader(JsonReader):
+    name = "perplexity"
+
+    @classmethod
+    def looks_like(cls, data: object) -> bool:
+        return (isinstance(data, dict) and isinstance(data.get("choices"), list)
+                and ("citations" in data or "search_results" in data or data.get("object") == "chat.completion"))
+
+    def read(self, data: object, documents: Documents) -> Parsed:
+        if not isinstance(data, dict):
+            raise AnswerFormatError(self.name, "$", "is not a JSON object (a chat completion is one)")
+        choices = top(self.name, data, "choices", list)
+        if not choices:
+            raise AnswerFormatError(self.name, "$.choices", "is empty: there is no answer")
+        message = top(self.name, choices[0], "message", dict, "$.choices[0]")
+        content = top(self.name, message, "content", str, "$.choices[0].message")
+        problems: list[Problem] = []
+        if len(choices) > 1:
+            problems.append(Problem("$.choices", "ignored", f"{len(choices)} choices; only choices[0] is read"))
+        numbered = _sources(data, problems)
+        path = "$.choices[0].message.content"
+        rendered = markdown.render(content, lambda p: f"{path}, {line_col(content, p)}", markers=True,
+                                   numbered=numbered)
+        parsed = markdown.parsed_from(rendered)
+        parsed.problems[:0] = problems
+        return parsed
+
+
+def _sources(data: dict, problems: list[Problem]) -> dict[str, markdown.Defined]:
+    """The numbered sources: `citations` URLs (titled from search_results), else search_results."""
+    titles: dict[str, str] = {}
+    results = _entries(data, "search_results", problems)
+    urls: list[tuple[str, str | None]] = []
+    for where, result in results:
+        try:
+            url = get(result, "url", str, where)
+            title = get(result, "title", str, where, optional=True)
+        except Malformed as exc:
+            problems.append(Problem(exc.where, "malformed", f"{exc.what}; search result skipped"))
+            urls.append((where, None))
+            continue
+        titles.setdefault(url, title)
+        urls.append((where, url))
+    if "citations" in data:
+        urls = [(where, entry if isinstance(entry, str) else None) for where, entry in _entries(data, "citations",
+                                                                                                  problems)]
+        for where, url in urls:
+            if url is None:
+                problems.append(Problem(where, "malformed", "must be a URL string; source skipped"))
+    numbered = {}
+    for n, (where, url) in enumerate(urls, 1):
+        if url is None:
+            continue
+        if not markdown.is_web_url(url):
+            problems.append(Problem(where, "malformed", f"{url!r} is not an http(s) URL; source skipped"))
+            continue
+        numbered[str(n)] = markdown.Defined(Link(url, titles.get(url)), where)
+    return numbered
+
+
+def _entries(data: dict, key: str, problems: list[Problem]) -> list[tuple[str, object]]:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        problems.append(Problem(f"$.{key}", "malformed", "must be a list; ignored"))
+        return []
+    return [(f"$.{key}[{n}]", entry) for n, entry in enumerate(value)]
