@@ -14,7 +14,8 @@ Rules (CommonMark/GFM syntax, read by rules, not by a Markdown-to-HTML library, 
   start `[n]`, `n.` or `n)` and carry a URL, with the heading line above it (`Sources:`, `## References`,
   `**Sources**`); it is not prose. A leading `<think>...</think>` block (reasoning models) is not prose.
 - Fenced code is not prose and cites nothing; inline code keeps its text. Headings, list items, table
-  rows and block quotes each start a new paragraph, their prefixes removed; `**` is removed.
+  rows and block quotes each start a new paragraph, their prefixes removed; so does the text after a
+  bold run-in heading (`**Under pressure:** Inside ...`), which is a heading of its own; `**` is removed.
 - Problems: a marker or `[text][label]` with no source (dangling_marker), a defined source never cited
   (uncited_source), a link that is not http(s) (unsupported), a list entry or footnote with no URL
   (malformed).
@@ -57,6 +58,7 @@ _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+|$)")
 _RULE = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
 _QUOTE = re.compile(r"^ {0,3}(?:>[ \t]?)+")
+_RUN_IN = re.compile(r"(?P<mark>\*\*|__)(?P<label>[^*_\n]{1,80}?)(?::(?P=mark)|(?P=mark):)[ \t]+(?=\S)")
 _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 _TRAILING_PUNCT = ".,;:!?*_~'\""
 
@@ -232,8 +234,14 @@ class _Renderer:
             elif table:
                 content += len(rest) - len(rest.lstrip()) + 1
                 stop = content + len(self.text[content:end].rstrip().rstrip("|").rstrip())
+            starts = new_block or heading or item or table
             if len(self.prose):
-                self.prose.add("\n\n" if new_block or heading or item or table else " ")
+                self.prose.add("\n\n" if starts else " ")
+            run_in = _RUN_IN.match(self.text, content, stop) if starts else None
+            if run_in:
+                self.prose.copy(run_in.start("label"), run_in.end("label"))
+                self.prose.add(":\n\n")
+                content = run_in.end()
             self._inline(content, stop)
             new_block = bool(heading or table)
 
