@@ -147,7 +147,7 @@ class _Renderer:
     def _fences(self, lines) -> set[int]:
         hidden, fence = set(), None
         for n, (start, end) in enumerate(lines):
-            match = _FENCE.match(self.text, start, end)
+            match = _FENCE.match(self.text[start:end])
             if fence is None and match:
                 fence = match["fence"]
                 hidden.add(n)
@@ -234,7 +234,7 @@ class _Renderer:
             elif table:
                 content += len(rest) - len(rest.lstrip()) + 1
                 stop = content + len(self.text[content:end].rstrip().rstrip("|").rstrip())
-            starts = new_block or heading or item or table
+            starts = new_block or quote or heading or item or table
             if len(self.prose):
                 self.prose.add("\n\n" if starts else " ")
             run_in = _RUN_IN.match(self.text, content, stop) if starts else None
