@@ -76,7 +76,7 @@ def encrypted(data: bytes, user_password: str, algorithm: str = "AES-128") -> by
 
 def with_outline(data: bytes, marks: list[tuple[str, int]]) -> bytes:
     """Bookmarks (title, 0-based page index)."""
-    return _rewrite(data, lambda w: [w.add_outline_item(title, page) for title, page in marks])
+    return _rewrite(data, lambda w: [w.add_outline_item(title=title, page_number=page) for title, page in marks])
 
 
 def blank(pages: int) -> bytes:

@@ -1,6 +1,7 @@
 """citecheck.extract: LLM answers (Markdown, Anthropic, OpenAI, Perplexity) -> batch claims and check citations."""
 import json
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -107,9 +108,9 @@ def test_anthropic_web_search_example():
 
 
 def test_anthropic_rfc_example_gives_the_cookbook_citations_and_their_statuses():
-    raw = open(RFC, encoding="utf-8").read()
+    raw = Path(RFC).read_text(encoding="utf-8")
     result = extract.extract_file(f"{ANSWERS}/anthropic_rfc.json", documents=[raw])
-    given = {c["id"]: c for c in json.load(open("data/citations.json"))}
+    given = {c["id"]: c for c in json.loads(Path("data/citations.json").read_text(encoding="utf-8"))}
     expected_ids = ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "C9"]
     assert [c["id"] for c in result.citations] == [f"q{n}" for n in range(1, 9)]
     assert [c["claim"] for c in result.citations] == [given[i]["claim"] for i in expected_ids]
@@ -160,7 +161,7 @@ def test_page_past_the_last_page_is_out_of_range():
                                        ("anthropic_pdf.json", "anthropic"), ("anthropic_web.json", "anthropic"),
                                        ("openai.json", "openai"), ("perplexity.json", "perplexity")])
 def test_auto_detects_each_example(name, fmt):
-    assert extract.detect(open(f"{ANSWERS}/{name}", encoding="utf-8").read()) == fmt
+    assert extract.detect(Path(ANSWERS, name).read_text(encoding="utf-8")) == fmt
 
 
 def test_outputs_are_what_batch_and_check_read(tmp_path):
