@@ -24,7 +24,7 @@ from __future__ import annotations
 from ..sources import Document
 from . import markdown
 from .base import Anchor, AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem, Quote
-from .jsondoc import Malformed, expect, get, index, top
+from .jsondoc import Malformed, entries, expect, get, index, top
 from .prose import Pieces
 
 DOCUMENT_CITATIONS = ("char_location", "page_location", "content_block_location")
@@ -66,7 +66,7 @@ class AnthropicReader(JsonReader):
         rendered = markdown.render(pieces.text, pieces.where, markers=False)
         parsed = markdown.parsed_from(rendered)
         for i, start, end, block in blocks:
-            for where, citation in _citations(block, f"$.content[{i}]", problems):
+            for where, citation in entries(block, "citations", f"$.content[{i}]", problems):
                 try:
                     source = self._source(citation, where, documents, results, problems)
                 except Malformed as exc:
@@ -117,16 +117,6 @@ class AnthropicReader(JsonReader):
         provenance += [("start_block_index", start), ("end_block_index", end)]
         _check_range(start, end, "block_index", w, problems)
         return Quote(cited, None, tuple(provenance))
-
-
-def _citations(block: dict, where: str, problems: list[Problem]):
-    citations = block.get("citations")
-    if citations is None:
-        return []
-    if not isinstance(citations, list):
-        problems.append(Problem(f"{where}.citations", "malformed", "must be a list; citations skipped"))
-        return []
-    return [(f"{where}.citations[{j}]", c) for j, c in enumerate(citations)]
 
 
 def _result_urls(block: dict, where: str, problems: list[Problem]) -> set[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from .base import AnswerFormatError
+from .base import AnswerFormatError, Problem
 
 _NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object"}
 
@@ -72,3 +72,14 @@ def expect(fmt: str, obj: dict, key: str, value: str, where: str = "$") -> None:
     """If obj has `key`, it must equal `value` (e.g. "type": "message")."""
     if key in obj and obj[key] != value:
         raise AnswerFormatError(fmt, f"{where}.{key}", f"is {obj[key]!r}, not {value!r}")
+
+
+def entries(obj: dict, key: str, where: str, problems: list[Problem]) -> list[tuple[str, object]]:
+    """(path, item) of each item of the optional list obj[key]; anything else there is reported, read as empty."""
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        problems.append(Problem(f"{where}.{key}", "malformed", "must be a list; ignored"))
+        return []
+    return [(f"{where}.{key}[{n}]", item) for n, item in enumerate(value)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from . import markdown
 from .base import AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem
-from .jsondoc import Malformed, get, top
+from .jsondoc import Malformed, entries, get, top
 from .prose import line_col
 
 
@@ -49,42 +49,28 @@ class PerplexityReader(JsonReader):
 
 
 def _sources(data: dict, problems: list[Problem]) -> dict[str, markdown.Defined]:
-    """The numbered sources: `citations` URLs (titled from search_results), else search_results."""
-    titles: dict[str, str] = {}
-    results = _entries(data, "search_results", problems)
-    urls: list[tuple[str, str | None]] = []
-    for where, result in results:
+    """The numbered sources: `citations` URLs (titled from search_results), else search_results' URLs."""
+    found: list[tuple[str, str | None]] = []          # (where, url or None when malformed), in order
+    titles: dict[str, str | None] = {}
+    for where, result in entries(data, "search_results", "$", problems):
         try:
             url = get(result, "url", str, where)
-            title = get(result, "title", str, where, optional=True)
+            titles.setdefault(url, get(result, "title", str, where, optional=True))
         except Malformed as exc:
             problems.append(Problem(exc.where, "malformed", f"{exc.what}; search result skipped"))
-            urls.append((where, None))
-            continue
-        titles.setdefault(url, title)
-        urls.append((where, url))
+            url = None
+        found.append((where, url))
     if "citations" in data:
-        urls = [(where, entry if isinstance(entry, str) else None) for where, entry in _entries(data, "citations",
-                                                                                                  problems)]
-        for where, url in urls:
-            if url is None:
+        found = []
+        for where, entry in entries(data, "citations", "$", problems):
+            if not isinstance(entry, str):
                 problems.append(Problem(where, "malformed", "must be a URL string; source skipped"))
+                entry = None
+            found.append((where, entry))
     numbered = {}
-    for n, (where, url) in enumerate(urls, 1):
-        if url is None:
-            continue
-        if not markdown.is_web_url(url):
+    for n, (where, url) in enumerate(found, 1):
+        if url is not None and not markdown.is_web_url(url):
             problems.append(Problem(where, "malformed", f"{url!r} is not an http(s) URL; source skipped"))
-            continue
-        numbered[str(n)] = markdown.Defined(Link(url, titles.get(url)), where)
+        elif url is not None:
+            numbered[str(n)] = markdown.Defined(Link(url, titles.get(url)), where)
     return numbered
-
-
-def _entries(data: dict, key: str, problems: list[Problem]) -> list[tuple[str, object]]:
-    value = data.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        problems.append(Problem(f"$.{key}", "malformed", "must be a list; ignored"))
-        return []
-    return [(f"$.{key}[{n}]", entry) for n, entry in enumerate(value)]
