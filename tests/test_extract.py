@@ -423,6 +423,16 @@ def test_auto_says_why_it_cannot_tell(text, message):
         run(text)
 
 
+def test_auto_reads_markdown_that_starts_with_a_bracket():
+    assert claims(run("[Water](http://a.example/w) boils.")) == [("Water boils.", ["http://a.example/w"])]
+    assert run("[" * 5000).format == "markdown"                 # not JSON, however deep it looks
+
+
+def test_json_nested_too_deeply_is_one_line():
+    with pytest.raises(extract.AnswerFormatError, match=r"^not an openai answer: \$: JSON nested too deeply"):
+        run("[" * 100000, "openai")
+
+
 def test_unknown_format_name():
     with pytest.raises(extract.AnswerError, match="unknown answer format 'gemini'"):
         run("x", "gemini")

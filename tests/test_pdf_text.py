@@ -180,6 +180,20 @@ def test_slow_extraction_stops_at_the_time_limit(monkeypatch):
     assert "stopped at page 2" in str(error)
 
 
+def test_damaged_files_give_a_document_or_a_pdf_error_never_anything_else():
+    import random
+    rng = random.Random(12)
+    base = build([["Some text on page one that runs on."], ["Second page text."]], header="Header")
+    for _ in range(60):
+        data = bytearray(base)
+        for _ in range(rng.randint(1, 20)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        try:
+            pdf_text.from_bytes(bytes(data), "damaged.pdf")
+        except pdf_text.PdfError as error:
+            assert "\n" not in str(error)
+
+
 # ------------------------------------------------------------ the repair rules one by one
 
 @pytest.mark.parametrize("head, tail, words, compounds, expected", [

@@ -8,9 +8,10 @@ quoted documents.
     result.problems        # dangling markers, uncited sources, bad ranges ... each with its position
 
 Formats (one module each, behind `base.Reader`): markdown, anthropic, openai, perplexity; `auto` picks
-one: a JSON object is recognised by its vendor's top-level shape (Anthropic: `content` list with
-type message / role assistant; OpenAI: `output` list; Perplexity: `choices` list with `citations` or
-`search_results`); text that is not JSON is Markdown; anything else is an AnswerFormatError.
+one: JSON is recognised by its vendor's top-level shape (Anthropic: `content` list with type message /
+role assistant; OpenAI: `output` list; Perplexity: `choices` list with `citations` or `search_results`);
+other text is Markdown, except text starting "{" that is not valid JSON; JSON of no known shape, an empty
+answer and broken JSON are an AnswerFormatError.
 Nothing in an answer is executed or fetched.
 """
 from __future__ import annotations
@@ -45,6 +46,8 @@ def detect(text: str) -> str:
     try:
         data = load(text, "auto")
     except Error as exc:
+        if stripped[0] == "[":              # "[1] ..." or "[a link](url) ..." starts many a Markdown answer
+            return "markdown"
         raise Error("auto", exc.where, f"it starts like JSON but is {exc.what}") from None
     for name, reader in READERS.items():
         if name != "markdown" and reader.looks_like(data):

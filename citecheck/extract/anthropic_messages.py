@@ -1,8 +1,12 @@
 """Anthropic Messages API responses: text blocks with `citations`.
 
-Follows the Messages API response object (`anthropic-version: 2023-06-01`), the Citations guide
-(platform.claude.com/docs/en/build-with-claude/citations) and the web search tool page
-(`web_search_20250305`), as published in 2025-2026 (stored copies read for this module).
+Documentation followed: the Messages API response object (header `anthropic-version: 2023-06-01`); the
+Citations guide (platform.claude.com/docs/en/build-with-claude/citations: char_location, page_location,
+content_block_location; "end" indices exclusive, pages 1-based, blocks 0-based) and the web search tool
+page (agents-and-tools/tool-use/web-search-tool, tool `web_search_20250305`: server_tool_use,
+web_search_tool_result, web_search_result_location with url, title, encrypted_index, cited_text), in the
+stored copies of 2025-2026 (their navigation lists the Claude 4.5/4.6 models). The newer
+`search_result_location` (search-result content blocks) is not read: it is reported as unsupported.
 
 Rules:
 - The answer is the `text` blocks of `content`, joined in order; a block of another type between them

@@ -399,7 +399,7 @@ class MarkdownReader(Reader):
         if text.lstrip()[:1] in ("{", "["):
             try:
                 json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
             else:
                 raise AnswerFormatError(self.name, line_col(text, len(text) - len(text.lstrip())),

@@ -1,8 +1,10 @@
 """OpenAI Responses API responses: `output_text` parts with `url_citation` / `file_citation` annotations.
 
-Follows the Responses API response object (`"object": "response"`) as documented in the API reference
-and the web search and file search tool guides (platform.openai.com/docs/guides/tools-web-search,
-.../tools-file-search), as published in 2025-2026 (stored copies read for this module).
+Documentation followed: the Responses API response object (`"object": "response"`, `output` items) and
+its annotation types (url_citation: url, title, start_index, end_index; file_citation: file_id, filename,
+index; container_file_citation; file_path) in the API reference, and the web search and file search tool
+guides (platform.openai.com/docs/guides/tools-web-search, .../tools-file-search), in the stored copies of
+2025-2026 (their navigation lists GPT-5.2). Indices are taken as Python string (code point) indices.
 
 Rules:
 - The answer is the `output_text` parts of the assistant `message` items of `output`, in order, each

@@ -1,8 +1,10 @@
 """Perplexity (Sonar) chat-completions responses: `[n]` markers in the text and a list of sources.
 
-Follows the Sonar API reference for POST /chat/completions (docs.perplexity.ai/api-reference, the
-response's `choices`, `citations` and `search_results` fields), as published in 2025-2026 (a stored copy
-read for this module); older responses carry only `citations`, newer ones `search_results` too.
+Documentation followed: the Sonar API reference for POST /chat/completions (docs.perplexity.ai,
+api-reference), stored copy of 2025-2026: response fields id, model, created, usage (with
+search_context_size, citation_tokens, num_search_queries), object "chat.completion", choices[].message,
+`citations` (a list of URL strings) and `search_results` (title, url, date). Older responses carry only
+`citations`; some newer ones only `search_results`.
 
 Rules:
 - The answer is `choices[0].message.content` (Markdown); other choices are alternatives, not read
