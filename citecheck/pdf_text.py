@@ -3,12 +3,16 @@
 Library: pypdf 7.1.0. It is pure Python (nothing compiled, nothing fetched at run time), maintained (7.x in
 2026), says plainly whether a file is encrypted, has a layout mode that keeps each line's horizontal
 position (enough to recover two columns), and its writer builds the encrypted and bookmarked PDFs the
-tests need. pdfplumber reads finer character boxes but pulls in pdfminer.six and pypdfium2 and is several
-times slower per page. AES-encrypted files (most encrypted PDFs today) need `cryptography` (pinned too)
-even when their user password is empty.
+tests need. pdfplumber reads finer character boxes, but through pdfminer.six plus a compiled PDFium
+(pypdfium2): more than this needs. AES-encrypted files (most encrypted PDFs today) need `cryptography`
+(pinned too) even when their user password is empty. pypdf's own warnings about a malformed file are
+silenced (logger "pypdf" at ERROR): the file is reported once, as a PdfError, or read.
 
 Rules:
-- Limits come first: over `max_bytes` (PDF_MAX_BYTES) or `max_pages` (PDF_MAX_PAGES) is PdfTooLarge
+- The container is checked first: no "%PDF-" in the first KiB (or an empty file) is not_pdf; no "%%EOF"
+  in the last 2 KiB is pdf_truncated (pypdf would quietly read what is left); what pypdf cannot parse
+  is pdf_corrupt.
+- Limits come next: over `max_bytes` (PDF_MAX_BYTES) or `max_pages` (PDF_MAX_PAGES) is PdfTooLarge
   before any text is extracted, never a partial read (a quote on page 450 would look invented);
   extraction past `max_seconds` (PDF_MAX_SECONDS, checked between pages) is PdfTooSlow.
 - An encrypted file is opened with the empty password (permission-only encryption); if that fails it is
@@ -20,7 +24,7 @@ Rules:
 - Reading order: a page whose layout-mode text has a gutter (a run of GUTTER_SPACES spaces at one
   character position in the middle 20-80 % of the line width, with text on both sides on at least 3 lines
   and on COLUMN_SHARE of the page's lines) is read left column then right column, band by band between
-  full-width lines; any other page is read in pypdf's plain order.
+  full-width lines; any other page is read in pypdf's plain order (so each page is extracted twice).
 - Text repair (ligatures, running headers and page numbers, soft and line-end hyphens): `pdf_repair`.
 - Every failure is a PdfError whose message is one line naming the file and whose `reason` labels it in
   the live-web flow: not_pdf, pdf_truncated, pdf_corrupt, pdf_too_large, pdf_too_slow, pdf_unsupported
@@ -43,7 +47,7 @@ MAX_SECONDS = 30.0
 GUTTER_SPACES = 3
 COLUMN_SHARE = 0.4
 
-logging.getLogger("pypdf").setLevel(logging.ERROR)     # a malformed file is reported once, as a PdfError
+logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
 class PdfError(ValueError):
