@@ -83,6 +83,19 @@ def test_two_columns_are_read_left_then_right():
     assert doc.sections["1"].text.index("left side.") < doc.sections["1"].text.index("The right column")
 
 
+def test_layout_mode_runs_on_a_sample_unless_it_finds_columns(monkeypatch):
+    calls = []
+    real = pdf_text._two_columns
+    monkeypatch.setattr(pdf_text, "_two_columns", lambda page: calls.append(page) or real(page))
+    words = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    pdf_text.from_bytes(build([[f"The {word} page has one column of text."] for word in words]), "one.pdf")
+    assert len(calls) == pdf_text.COLUMN_SAMPLE
+    calls.clear()
+    left, right = ["Left a", "left b", "left c"], ["Right a", "right b", "right c"]
+    pdf_text.from_bytes(build([(left, right), ["x"], ["y"], ["z"], ["w"]]), "two.pdf")
+    assert len(calls) == 5
+
+
 def test_one_column_page_keeps_plain_order():
     lines = ["A single column of text with a word here   and there spaced out.",
              "Nothing about it is in two columns at all, so it reads as drawn."]
