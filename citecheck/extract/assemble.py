@@ -1,0 +1,38 @@
+"""Turn any reader's Parsed answer into the cookbook's inputs.
+
+Rules:
+- URL citations become batch claims `{"id": "c1", "claim", "urls"}`: one claim per sentence (or run of
+  sentences a span covers), its URLs deduplicated in the order they are cited.
+- Quoted document citations become check citations `{"id": "q1", "claim", "quote", "section", ...}`,
+  one per citation (each has its own quote), followed by its provenance fields (document, range).
+- Claims and citations come in the order of the text; a citation whose sentence is empty is reported
+  (no_sentence) and skipped.
+"""
+from __future__ import annotations
+
+from . import sentences
+from .base import Extraction, Link, Parsed, Problem
+
+
+def assemble(fmt: str, parsed: Parsed) -> Extraction:
+    spans = sentences.split(parsed.text)
+    problems = list(parsed.problems)
+    grouped: dict[tuple[int, ...], list[str]] = {}
+    citations: list[dict] = []
+    for anchor in sorted(parsed.anchors, key=lambda a: (a.start, a.end)):
+        indices = sentences.covering(spans, anchor.start, anchor.end)
+        text = sentences.claim(parsed.text, spans, indices) if indices else ""
+        if not text:
+            problems.append(Problem(anchor.where, "no_sentence", "the citation is attached to no sentence; "
+                                                                 "skipped"))
+            continue
+        if isinstance(anchor.source, Link):
+            urls = grouped.setdefault(indices, [])
+            if anchor.source.url not in urls:
+                urls.append(anchor.source.url)
+        else:
+            citations.append({"id": f"q{len(citations) + 1}", "claim": text, "quote": anchor.source.quote,
+                              "section": anchor.source.section, **dict(anchor.source.provenance)})
+    claims = [{"id": f"c{n}", "claim": sentences.claim(parsed.text, spans, indices), "urls": urls}
+              for n, (indices, urls) in enumerate(sorted(grouped.items()), 1)]
+    return Extraction(fmt, claims, citations, problems)

@@ -1,0 +1,415 @@
+"""Markdown answers: inline links, reference links, `[n]` markers and the numbered source list.
+
+Also the renderer the JSON readers run over their text (vendors' text is Markdown too).
+
+Rules (CommonMark/GFM syntax, read by rules, not by a Markdown-to-HTML library, so every position is kept):
+- `[text](url)` cites url; `text` stays in the claim. A link whose text is a number (`[1](url)`,
+  `[[1]](url)`) or that stands alone in parentheses (`([site](url))`, how OpenAI marks citations) is a
+  marker: removed from the claim. `<url>` and bare http(s) URLs cite too and are removed.
+- `[text][label]`, `[text][]` and `[label]` cite the definition `[label]: url` (labels are
+  case-insensitive); `[^note]` cites the footnote `[^note]: ... url ...`.
+- `[n]`, `[n, m]`, `[n-m]` (with `markers`) cite source n of the numbered sources: the definitions
+  `[n]: url`, the answer's own source list, or the vendor's list the caller passes (`numbered`).
+- The source list (with `source_list`) is the run of lines at the very end of the answer that each
+  start `[n]`, `n.` or `n)` and carry a URL, with the heading line above it (`Sources:`, `## References`,
+  `**Sources**`); it is not prose. A leading `<think>...</think>` block (reasoning models) is not prose.
+- Fenced code is not prose and cites nothing; inline code keeps its text. Headings, list items, table
+  rows and block quotes each start a new paragraph, their prefixes removed; so does the text after a
+  bold run-in heading (`**Under pressure:** Inside ...`), which is a heading of its own; `**` is removed.
+- Problems: a marker or `[text][label]` with no source (dangling_marker), a defined source never cited
+  (uncited_source), a link that is not http(s) (unsupported), a list entry or footnote with no URL
+  (malformed).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+from urllib.parse import urlsplit
+
+from .base import Anchor, AnswerFormatError, Documents, Link, Parsed, Problem, Reader
+from .prose import Prose, line_col
+
+MAX_RANGE = 50
+"""A marker range `[n-m]` longer than this is not expanded (reported as malformed)."""
+
+_URL = r"https?://[^\s<>\[\]()\"'`]+(?:\([^\s()]*\)[^\s<>\[\]()\"'`]*)*"
+_INLINE = re.compile(
+    r"(?P<code>(?P<ticks>`+)(?P<cbody>.+?)(?<!`)(?P=ticks)(?!`))"
+    r"|(?P<image>!\[[^\]\n]*\]\([^)\n]*\))"
+    r"|(?<!\\)\[(?P<ltext>(?:[^\[\]\\\n]|\\.|\[[^\[\]\n]*\])*)\]\(\s*(?P<lurl><[^>\s]*>|[^\s()<>]*"
+    r"(?:\([^\s()]*\)[^\s()<>]*)*)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)"
+    r"|(?<!\\)\[\^(?P<foot>[^\]\s]+)\]"
+    r"|(?<!\\)\[(?P<num>\d{1,4}(?:\s*[,\u2013-]\s*\d{1,4})*)\]"
+    r"|(?<!\\)\[(?P<rtext>(?:[^\[\]\\\n]|\\.)*)\]\[(?P<rlabel>[^\[\]\n]*)\]"
+    r"|(?<!\\)\[(?P<stext>(?:[^\[\]\\\n]|\\.)+)\](?![(\[:])"
+    r"|<(?P<auto>https?://[^\s<>]+)>"
+    rf"|(?P<bare>(?<![\w/]){_URL})"
+    r"|(?P<bold>\*\*)"
+)
+_ANY_URL = re.compile(r"\[(?P<title>[^\]\n]*)\]\(\s*<?(?P<url>https?://[^\s)>]+)>?[^)]*\)|<(?P<auto>https?://[^\s>]+)>"
+                      rf"|(?P<bare>{_URL})")
+_DEFINITION = re.compile(r"^ {0,3}\[(?P<label>\^?[^\]\n]+)\]:[ \t]*(?P<rest>.*)$")
+_ENTRY = re.compile(r"^ {0,3}(?:\[(?P<a>\d{1,4})\]:?|(?P<b>\d{1,4})[.)])[ \t]+(?P<rest>\S.*)$")
+_LIST_HEADING = re.compile(r"^ {0,3}(?:#{1,6}[ \t]+\S.*|\*\*[^*\n]+\*\*:?|__[^_\n]+__:?|[^\W\d][\w ]{0,40}:)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})")
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+|$)")
+_RULE = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
+_TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
+_QUOTE = re.compile(r"^ {0,3}(?:>[ \t]?)+")
+_RUN_IN = re.compile(r"(?P<mark>\*\*|__)(?P<label>[^*_\n]{1,80}?)(?::(?P=mark)|(?P=mark):)[ \t]+(?=\S)")
+_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
+_TRAILING_PUNCT = ".,;:!?*_~'\""
+
+
+@dataclass(frozen=True)
+class Defined:
+    """A source the answer can cite by label, and where it was defined (for 'never cited')."""
+    link: Link
+    where: str
+
+
+@dataclass(frozen=True)
+class LinkUse:
+    """One citation found in the text: its source span, the prose span it anchors and the link."""
+    source_start: int
+    source_end: int
+    prose_start: int
+    prose_end: int
+    link: Link
+    where: str
+
+
+@dataclass
+class Rendered:
+    prose: Prose
+    links: list[LinkUse] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def is_web_url(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def _label(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _first_url(rest: str) -> tuple[str | None, str]:
+    """The first URL in a definition or list entry, and the rest of it as the title."""
+    match = _ANY_URL.search(rest)
+    if not match:
+        return None, rest.strip()
+    url = match["url"] or match["auto"] or match["bare"].rstrip(_TRAILING_PUNCT)
+    title = match["title"] if match["title"] is not None else (rest[:match.start()] + rest[match.end():])
+    title = title.strip().strip("-\u2013\u2014:\"' ").strip()
+    return url, title or None
+
+
+class _Renderer:
+    def __init__(self, text: str, where: Callable[[int], str], markers: bool,
+                 numbered: Mapping[str, Defined], source_list: bool):
+        self.text, self.where, self.markers = text, where, markers
+        self.prose = Prose(text)
+        self.out = Rendered(self.prose)
+        self.defined: dict[str, Defined] = dict(numbered)
+        self.used: set[str] = set()
+        self.source_list = source_list
+
+    # ------------------------------------------------------------ lines that are not prose
+    def run(self) -> Rendered:
+        begin = self._after_think()
+        lines = []
+        position = begin
+        for raw in self.text[begin:].split("\n"):
+            lines.append((position, position + len(raw.rstrip("\r"))))
+            position += len(raw) + 1
+        hidden = self._fences(lines)
+        hidden |= self._definitions(lines, hidden)
+        if self.source_list:
+            hidden |= self._trailing_list(lines, hidden)
+        self._blocks(lines, hidden)
+        for label, defined in self.defined.items():
+            if label not in self.used:
+                self._problem(defined.where, "uncited_source",
+                              f"source [{label}] ({defined.link.url}) is never cited")
+        return self.out
+
+    def _after_think(self) -> int:
+        stripped = self.text.lstrip()
+        if not stripped.startswith("<think>"):
+            return 0
+        close = self.text.find("</think>")
+        return len(self.text) if close < 0 else close + len("</think>")
+
+    def _fences(self, lines) -> set[int]:
+        hidden, fence = set(), None
+        for n, (start, end) in enumerate(lines):
+            match = _FENCE.match(self.text[start:end])
+            if fence is None and match:
+                fence = match["fence"]
+                hidden.add(n)
+            elif fence is not None:
+                hidden.add(n)
+                if match and match["fence"][0] == fence[0] and len(match["fence"]) >= len(fence):
+                    fence = None
+        return hidden
+
+    def _definitions(self, lines, hidden) -> set[int]:
+        found = set()
+        for n, (start, end) in enumerate(lines):
+            match = None if n in hidden else _DEFINITION.match(self.text[start:end])
+            if not match:
+                continue
+            url, title = _first_url(match["rest"])
+            label = _label(match["label"])
+            if url is None and not label.startswith("^"):
+                continue                                   # "[Note]: text" is prose, not a definition
+            found.add(n)
+            self._define(label, url, title, start)
+        return found
+
+    def _trailing_list(self, lines, hidden) -> set[int]:
+        run: list[int] = []
+        entries: list[tuple[int, re.Match]] = []
+        n = len(lines) - 1
+        while n >= 0:
+            start, end = lines[n]
+            line = self.text[start:end]
+            match = _ENTRY.match(line)
+            if not line.strip() or (n in hidden and not match):
+                n -= 1
+                continue
+            if not match:
+                break
+            run.append(n)
+            if n not in hidden:
+                entries.append((n, match))
+            n -= 1
+        with_url = [(n, m) for n, m in entries if _first_url(m["rest"])[0]]
+        if not with_url:
+            return set()
+        while n >= 0 and not self.text[lines[n][0]:lines[n][1]].strip():
+            n -= 1
+        if n >= 0 and n not in hidden and _LIST_HEADING.match(self.text[lines[n][0]:lines[n][1]]):
+            run.append(n)
+        for line_no, match in reversed(entries):
+            url, title = _first_url(match["rest"])
+            self._define(match["a"] or match["b"], url, title, lines[line_no][0])
+        return set(run)
+
+    def _define(self, label: str, url: str | None, title: str | None, start: int) -> None:
+        where = self.where(start)
+        if url is None:
+            self._problem(where, "malformed", f"source [{label}] gives no URL")
+        elif label in self.defined:
+            self._problem(where, "malformed", f"source [{label}] is defined twice; the first is used "
+                                              f"({self.defined[label].where})")
+        else:
+            self.defined[label] = Defined(Link(url, title), where)
+
+    # ------------------------------------------------------------ blocks
+    def _blocks(self, lines, hidden) -> None:
+        new_block = True
+        for n, (start, end) in enumerate(lines):
+            line = self.text[start:end]
+            if n in hidden or not line.strip() or _RULE.match(line) or _TABLE_RULE.match(line):
+                new_block = True
+                continue
+            content, stop = start, end
+            quote = _QUOTE.match(line)
+            if quote:
+                content += quote.end()
+            rest = self.text[content:end]
+            heading = _HEADING.match(rest)
+            item = None if heading else _ITEM.match(rest)
+            table = not heading and not item and rest.lstrip().startswith("|")
+            if heading:
+                content += heading.end()
+                stop = content + len(self.text[content:end].rstrip().rstrip("#").rstrip())
+            elif item:
+                content += item.end()
+            elif table:
+                content += len(rest) - len(rest.lstrip()) + 1
+                stop = content + len(self.text[content:end].rstrip().rstrip("|").rstrip())
+            starts = new_block or quote or heading or item or table
+            if len(self.prose):
+                self.prose.add("\n\n" if starts else " ")
+            run_in = _RUN_IN.match(self.text, content, stop) if starts else None
+            if run_in:
+                self.prose.copy(run_in.start("label"), run_in.end("label"))
+                self.prose.add(":\n\n")
+                content = run_in.end()
+            self._inline(content, stop)
+            new_block = bool(heading or table)
+
+    # ------------------------------------------------------------ inline
+    def _inline(self, start: int, end: int) -> None:
+        pos = start
+        while pos < end:
+            match = _INLINE.search(self.text, pos, end)
+            if not match:
+                break
+            pos = self._token(match, pos)
+        self.prose.copy(pos, end)
+
+    def _cut(self, pos: int, start: int) -> int:
+        """Copy text up to a removed marker, dropping the spaces just before it."""
+        cut = start
+        while cut > pos and self.text[cut - 1] in " \t":
+            cut -= 1
+        self.prose.copy(pos, cut)
+        return cut
+
+    def _remove(self, pos: int, start: int, end: int, links: list[Link]) -> int:
+        """Drop the marker at [start, end) and the spaces before it, cite each link at that point, and go
+        on past a full stop that would double the one before it ("boils. https://x." -> "boils.")."""
+        self._cut(pos, start)
+        for link in links:
+            self._cite(link, start, end)
+        last = self.prose.last
+        if last and last in ".!?" and end < len(self.text) and self.text[end] in ".,;:":
+            return end + 1
+        return end
+
+    def _token(self, m: re.Match, pos: int) -> int:
+        if m["code"] is not None:
+            self.prose.copy(pos, m.start())
+            self.prose.copy(m.start("cbody"), m.end("cbody"))
+            return m.end()
+        if m["image"] is not None:
+            self.prose.copy(pos, m.start())
+            return m.end()
+        if m["ltext"] is not None:
+            return self._link(m, pos)
+        if m["foot"] is not None:
+            return self._marker(m, pos, ["^" + _label(m["foot"])], f"[^{m['foot']}]")
+        if m["num"] is not None:
+            if not self.markers:
+                self.prose.copy(pos, m.end())
+                return m.end()
+            return self._numbers(m, pos)
+        if m["rtext"] is not None:
+            return self._reference(m, pos, m["rlabel"] or m["rtext"], m.start("rtext"), m.end("rtext"),
+                                   explicit=bool(m["rlabel"]))
+        if m["stext"] is not None:
+            return self._reference(m, pos, m["stext"], m.start("stext"), m.end("stext"), explicit=False)
+        if m["auto"] is not None:
+            return self._remove(pos, m.start(), m.end(), [Link(m["auto"])])
+        if m["bare"] is not None:
+            return self._bare(m, pos)
+        self.prose.copy(pos, m.start())
+        return m.end()
+
+    def _cite(self, link: Link, src_start: int, src_end: int, prose_start: int | None = None) -> None:
+        start = len(self.prose) if prose_start is None else prose_start
+        self.out.links.append(LinkUse(src_start, src_end, start, len(self.prose), link, self.where(src_start)))
+
+    def _link(self, m: re.Match, pos: int) -> int:
+        url = m["lurl"].strip("<>")
+        text = m["ltext"]
+        if not is_web_url(url):
+            self._problem(self.where(m.start()), "unsupported", f"link to {url!r} is not an http(s) URL; "
+                                                              "not a citation")
+            self.prose.copy(pos, m.start())
+            self.prose.copy(m.start("ltext"), m.end("ltext"))
+            return m.end()
+        boxed = (m.start() > pos and self.text[m.start() - 1] == "(" and m.end() < len(self.text)
+                 and self.text[m.end()] == ")")
+        if boxed or re.fullmatch(r"\[?\d{1,4}\]?", text.strip()):
+            start, end = (m.start() - 1, m.end() + 1) if boxed else (m.start(), m.end())
+            return self._remove(pos, start, end, [Link(url)])
+        self.prose.copy(pos, m.start())
+        prose_start = len(self.prose)
+        self.prose.copy(m.start("ltext"), m.end("ltext"))
+        self._cite(Link(url), m.start(), m.end(), prose_start)
+        return m.end()
+
+    def _numbers(self, m: re.Match, pos: int) -> int:
+        labels: list[str] = []
+        for part in re.split(r"\s*,\s*", m["num"]):
+            bounds = [int(b) for b in re.split(r"\s*[\u2013-]\s*", part)]
+            if len(bounds) == 1:
+                labels.append(str(bounds[0]))
+            elif len(bounds) == 2 and 0 <= bounds[1] - bounds[0] < MAX_RANGE:
+                labels.extend(str(k) for k in range(bounds[0], bounds[1] + 1))
+            else:
+                self._problem(self.where(m.start()), "malformed", f"marker range [{part}] is not read")
+        return self._marker(m, pos, labels, m.group(0))
+
+    def _marker(self, m: re.Match, pos: int, labels: list[str], shown: str) -> int:
+        links = []
+        for label in labels:
+            defined = self.defined.get(label)
+            if defined is None:
+                numbers = sorted(int(k) for k in self.defined if k.isdigit())
+                have = f"the numbered sources are [{numbers[0]}]-[{numbers[-1]}]" if numbers else "no numbered sources"
+                which = f"[{label}]" if shown == f"[{label}]" else f"{shown} cites [{label}], which"
+                self._problem(self.where(m.start()), "dangling_marker", f"marker {which} has no source ({have})")
+                continue
+            self.used.add(label)
+            links.append(defined.link)
+        return self._remove(pos, m.start(), m.end(), links)
+
+    def _reference(self, m: re.Match, pos: int, label: str, text_start: int, text_end: int,
+                   explicit: bool) -> int:
+        key = _label(label)
+        defined = self.defined.get(key)
+        if defined is None:
+            if explicit:
+                self._problem(self.where(m.start()), "dangling_marker", f"reference [{label}] is not defined")
+            self.prose.copy(pos, m.end())
+            return m.end()
+        self.used.add(key)
+        self.prose.copy(pos, m.start())
+        prose_start = len(self.prose)
+        self.prose.copy(text_start, text_end)
+        self._cite(defined.link, m.start(), m.end(), prose_start)
+        return m.end()
+
+    def _bare(self, m: re.Match, pos: int) -> int:
+        url = m["bare"].rstrip(_TRAILING_PUNCT)
+        start, end = m.start(), m.start() + len(url)
+        if url.count("(") < url.count(")") and url.endswith(")"):
+            url, end = url[:-1], end - 1
+        if start > pos and self.text[start - 1] == "(" and end < len(self.text) and self.text[end] == ")":
+            start, end = start - 1, end + 1
+        return self._remove(pos, start, end, [Link(url)])
+
+    def _problem(self, where: str, kind: str, message: str) -> None:
+        self.out.problems.append(Problem(where, kind, message))
+
+
+def render(text: str, where: Callable[[int], str], *, markers: bool,
+           numbered: Mapping[str, Defined] | None = None, source_list: bool = False) -> Rendered:
+    """Prose, citations and problems of Markdown `text` (see module rules); `where` names a position."""
+    return _Renderer(text, where, markers, numbered or {}, source_list).run()
+
+
+class MarkdownReader(Reader):
+    """A chat answer in Markdown (see module rules)."""
+    name = "markdown"
+
+    def parse(self, text: str, documents: Documents = ()) -> Parsed:
+        nul = text.find("\x00")
+        if nul >= 0:
+            raise AnswerFormatError(self.name, line_col(text, nul), "a NUL character: binary data, not text")
+        if text.lstrip()[:1] in ("{", "["):
+            try:
+                json.loads(text)
+            except (ValueError, RecursionError):
+                pass
+            else:
+                raise AnswerFormatError(self.name, line_col(text, len(text) - len(text.lstrip())),
+                                        "this is a JSON document; name its format (or use auto)")
+        rendered = render(text, lambda p: line_col(text, p), markers=True, source_list=True)
+        return parsed_from(rendered)
+
+
+def parsed_from(rendered: Rendered, exclude: list[tuple[int, int]] = ()) -> Parsed:
+    """Parsed prose with one anchor per link found, except links inside an `exclude` source span."""
+    anchors = [Anchor(use.prose_start, use.prose_end, use.link, use.where) for use in rendered.links
+               if not any(lo <= use.source_start and use.source_end <= hi for lo, hi in exclude)]
+    return Parsed(rendered.prose.text, anchors, list(rendered.problems))
