@@ -36,6 +36,11 @@ DEFAULTS = {
     "CRAWLBASE_TIMEOUT": "90",
     "FETCH_TIMEOUT": "20",
     "FETCH_MAX_BYTES": "5000000",
+    "FETCH_DEADLINE": "60",
+    "MAX_PASSAGES": "32",
+    "PDF_MAX_BYTES": "20971520",
+    "PDF_MAX_PAGES": "300",
+    "PDF_MAX_SECONDS": "60",
     "CITECHECK_SITE_PORT": "8731",
     "CITECHECK_CACHE": "json_cache.json",
     "CITECHECK_OFFLINE": "0",
@@ -50,6 +55,8 @@ DEFAULTS = {
     "API_DEADLINE": "60",
     "API_CONCURRENCY": "4",
     "API_QUEUE_TIMEOUT": "5",
+    "API_HEADER_TIMEOUT": "10",
+    "API_BODY_TIMEOUT": "20",
     "JUDGE_EXTRA_BUFTS": "0",
 }
 
@@ -126,6 +133,8 @@ class ApiLimits:
     deadline: float = 60.0
     concurrency: int = 4
     queue_timeout: float = 5.0
+    header_timeout: float = 10.0
+    body_timeout: float = 20.0
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,11 @@ class Settings:
     crawlbase_timeout: float = 90.0
     fetch_timeout: float = 20.0
     fetch_max_bytes: int = 5_000_000
+    fetch_deadline: float = 60.0
+    max_passages: int = 32
+    pdf_max_bytes: int = 20 * 1024 * 1024
+    pdf_max_pages: int = 300
+    pdf_max_seconds: float = 60.0
     site_port: int = 8731
     cache_path: Path = Path("json_cache.json")
     offline: bool = False
@@ -176,6 +190,11 @@ class Settings:
             crawlbase_timeout=read.positive("CRAWLBASE_TIMEOUT"),
             fetch_timeout=read.positive("FETCH_TIMEOUT"),
             fetch_max_bytes=read.positive("FETCH_MAX_BYTES", integer=True),
+            fetch_deadline=read.positive("FETCH_DEADLINE"),
+            max_passages=read.positive("MAX_PASSAGES", integer=True),
+            pdf_max_bytes=read.positive("PDF_MAX_BYTES", integer=True),
+            pdf_max_pages=read.positive("PDF_MAX_PAGES", integer=True),
+            pdf_max_seconds=read.positive("PDF_MAX_SECONDS"),
             site_port=read.port("CITECHECK_SITE_PORT"),
             cache_path=Path(read.text("CITECHECK_CACHE")),
             offline=read.flag("CITECHECK_OFFLINE"),
@@ -189,7 +208,9 @@ class Settings:
                           max_body_bytes=read.positive("API_MAX_BODY_BYTES", integer=True),
                           deadline=read.positive("API_DEADLINE"),
                           concurrency=read.positive("API_CONCURRENCY", integer=True),
-                          queue_timeout=read.positive("API_QUEUE_TIMEOUT")),
+                          queue_timeout=read.positive("API_QUEUE_TIMEOUT"),
+                          header_timeout=read.positive("API_HEADER_TIMEOUT"),
+                          body_timeout=read.positive("API_BODY_TIMEOUT")),
             judge_extra_bufts=read.flag("JUDGE_EXTRA_BUFTS"),
             secrets=Secrets.from_env(environ),
         )
