@@ -136,7 +136,8 @@ def _request_model(limits: Limits) -> type[BaseModel]:
 
 class BodyGuard:
     """ASGI middleware: a body that is too slow (408), too large (413, before anything parses it), not
-    UTF-8 or nested deeper than MAX_JSON_DEPTH (422, in the validation errors' shape) never reaches the app."""
+    UTF-8 or nested deeper than MAX_JSON_DEPTH (422, in the validation errors' shape) never reaches
+    the app."""
 
     def __init__(self, app, max_bytes: int, timeout: float):
         self.app, self.max_bytes, self.timeout = app, max_bytes, timeout
@@ -168,7 +169,8 @@ class BodyGuard:
         body = b"".join(chunks)
         problem = unreadable(body)
         if problem:
-            return await _send_json(send, 422, {"detail": [{"loc": ["body"], "msg": problem, "type": "json_invalid"}]})
+            error = {"loc": ["body"], "msg": problem, "type": "json_invalid"}
+            return await _send_json(send, 422, {"detail": [error]})
         replayed = False
 
         async def replay():
@@ -327,7 +329,7 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
         cancel, released = threading.Event(), []
 
         def release(_=None) -> None:
-            if not released:                     # once: at the deadline or when the work ends, whichever is first
+            if not released:                     # once: at the deadline or when the work ends, if sooner
                 released.append(True)
                 slots.release()
 
@@ -385,7 +387,8 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
         if args.host not in ("127.0.0.1", "::1", "localhost"):
             print(f"citecheck serve: binding {args.host}: reachable from the network, not only this machine",
                   file=sys.stderr)
-        uvicorn.Server(serving.server_config(app, ctx.settings.api, args.host, args.port, args.log_level)).run()
+        server_config = serving.server_config(app, ctx.settings.api, args.host, args.port, args.log_level)
+        uvicorn.Server(server_config).run()
     finally:
         if fixture is not None:
             fixture.stop()

@@ -13,7 +13,8 @@ import contextlib
 import contextvars
 import threading
 
-_event: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("citecheck_cancel", default=None)
+_event: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("citecheck_cancel",
+                                                                               default=None)
 
 
 class Cancelled(Exception):

@@ -64,4 +64,5 @@ def guarded_protocol(header_timeout: float) -> type[H11Protocol]:
 def server_config(app, limits: ApiLimits, host: str, port: int, log_level: str = "info"):
     """The uvicorn Config `serve` runs: the app over the guarded protocol."""
     import uvicorn
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level, http=guarded_protocol(limits.header_timeout))
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level,
+                          http=guarded_protocol(limits.header_timeout))

@@ -531,7 +531,6 @@ def test_offline_cache_miss_through_the_api_is_a_labelled_verdict(tmp_path):
 
 import contextlib  # noqa: E402
 import os  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from standins.judge import free_port, judge_standin, verdict_json  # noqa: E402
@@ -659,18 +658,11 @@ def closed_with(sock) -> bytes | None:
 def test_half_sent_heads_and_bodies_are_answered_408_and_closed():
     """200 clients that stop half-way through the body and 200 that stop inside the head: with a 1 s head
     and body deadline, every one of the 400 connections gets 408 and is closed (uvicorn alone keeps them)."""
-    import socket
+    from standins.slow_origin import half_sent
     limits = Limits(header_timeout=1.0, body_timeout=1.0)
     fake = FakeVerify()
     with live_server(create_app(context(), fake, limits=limits), limits) as port:
-        half_body = (b"POST /verify HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 200\r\n\r\n{\"claim\": \"c\", ")
-        half_head = b"POST /verify HTTP/1.1\r\nHost: t\r\nContent-Ty"
-        sockets = []
-        for data in [half_body] * 200 + [half_head] * 200:
-            sock = socket.create_connection(("127.0.0.1", port))
-            sock.sendall(data)
-            sockets.append(sock)
+        sockets = half_sent(port, 200)
         time.sleep(1.5)
         answers = [closed_with(sock) for sock in sockets]
         for sock in sockets:

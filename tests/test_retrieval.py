@@ -67,8 +67,8 @@ def test_shortlist_keeps_every_passage_of_a_short_page():
 def test_shortlist_keeps_the_passages_sharing_most_words_with_the_claim_in_page_order():
     claim = "Water boils at 100 degrees at sea level"
     assert retrieval.shortlist(claim, PAGE, cap=1) == [1]                 # shares 7 distinct words
-    assert retrieval.shortlist(claim, PAGE, cap=2) == [0, 1]              # 0 and 3 share one ("at", "water"): page order
-    assert retrieval.shortlist(claim, PAGE[::-1], cap=2) == [1, 3]        # the same passages, found by content
+    assert retrieval.shortlist(claim, PAGE, cap=2) == [0, 1]          # 0 and 3 share one word: page order
+    assert retrieval.shortlist(claim, PAGE[::-1], cap=2) == [1, 3]    # the same passages, found by content
 
 
 def test_shortlist_ties_keep_page_order_and_words_are_case_blind():

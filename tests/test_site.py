@@ -55,7 +55,8 @@ def test_the_survey_pdf_has_two_pages_of_text_and_the_scan_none():
     from citecheck import pdf_text
     survey = pdf_text.load(site.SITE_DIR / "files" / "boiling-point-survey.pdf")
     assert [s for s in survey.sections if "-" not in s][:2] == ["1", "2"]
-    assert "at 3,000 metres above sea level it came to a full boil at roughly 90 °C" in " ".join(survey.text.split())
+    text = " ".join(survey.text.split())
+    assert "at 3,000 metres above sea level it came to a full boil at roughly 90 °C" in text
     with pytest.raises(pdf_text.PdfError) as refused:
         pdf_text.load(site.SITE_DIR / "files" / "boiling-point-scan.pdf")
     assert (refused.value.reason, refused.value.detail) == ("pdf_unsupported", "no extractable text")

@@ -213,7 +213,8 @@ def test_a_long_page_encodes_at_most_max_passages(judge, url, run, monkeypatch):
     from citecheck import retrieval
     encoded = []
     real = retrieval.similarities
-    monkeypatch.setattr("citecheck.retrieval.similarities", lambda q, ps: encoded.append(len(ps)) or real(q, ps))
+    monkeypatch.setattr("citecheck.retrieval.similarities",
+                        lambda q, ps: encoded.append(len(ps)) or real(q, ps))
     claim = "At 3,000 metres above sea level water boils at roughly 90 °C."
     trace = trace_citation(claim, url("/guides/cooking-at-altitude"), run.ctx.replace(max_passages=3))
     assert len(trace.passages) > 3 and encoded == [3]
@@ -230,7 +231,8 @@ def test_one_citation_that_raises_never_loses_the_claims_other_urls(judge, url, 
         return real(claim, page, ctx)
     monkeypatch.setattr(verify_module, "judge_page", judge_page)
     judge.content = quoting("supported")
-    result = verify_claim(HUNDRED, [url("/guides/cooking-at-altitude"), url("/articles/boiling-point")], run.ctx)
+    urls = [url("/guides/cooking-at-altitude"), url("/articles/boiling-point")]
+    result = verify_claim(HUNDRED, urls, run.ctx)
     assert [(c["label"], c["reason"]) for c in result["citations"]] == [("not_found", "check_failed"),
                                                                          ("supported", None)]
     assert result["overall"] == "supported" and "RuntimeError: an unexpected bug" in caplog.text

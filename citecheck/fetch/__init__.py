@@ -80,18 +80,19 @@ def fetch(url: str, ctx: RunContext, *, sleep: Callable[[float], None] = time.sl
     if not _valid(url):
         return failed(url, None, None, chosen, "invalid_url")
     if pdf.is_pdf_url(url):
-        function, name, request, answered_by = pdf.FUNCTION, direct.NAME, pdf.cache_request(url, settings), \
-            pdf.answered_by
+        function, name, answered_by = pdf.FUNCTION, direct.NAME, pdf.answered_by
+        request = pdf.cache_request(url, settings)
     elif chosen == crawlbase.NAME:
-        function, name, request, answered_by = f"fetch.{chosen}", chosen, crawlbase.cache_request(url, settings), \
-            lambda: crawlbase.ANSWERED_BY
+        function, name, answered_by = f"fetch.{chosen}", chosen, lambda: crawlbase.ANSWERED_BY
+        request = crawlbase.cache_request(url, settings)
     else:
-        function, name, request, answered_by = f"fetch.{chosen}", chosen, direct.cache_request(url), direct.answered_by
+        function, name, answered_by = f"fetch.{chosen}", chosen, direct.answered_by
+        request = direct.cache_request(url)
     run = crawlbase.fetch_crawlbase if name == crawlbase.NAME else direct.fetch_direct
     try:
-        answer = ctx.cache.call(function, name, request,
-                                _labelled(url, name, answered_by, lambda: run(url, settings, sleep)),
-                                how_to_run_live="let it reach the page (set CRAWLBASE_TOKEN to crawl through Crawlbase)")
+        answer = ctx.cache.call(
+            function, name, request, _labelled(url, name, answered_by, lambda: run(url, settings, sleep)),
+            how_to_run_live="let it reach the page (set CRAWLBASE_TOKEN to crawl through Crawlbase)")
     except Uncached as exc:
         return exc.result
     return FetchResult.from_dict(answer)

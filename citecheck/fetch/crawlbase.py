@@ -109,7 +109,7 @@ is not JSON, a truncated gzip body, a broken HTTP answer."""
 
 @dataclass
 class _Session:
-    """The calls of one fetch: the settings, the deadline, the retry wait, and whether the deadline cut one."""
+    """The calls of one fetch: settings, deadline, retry wait, and whether the deadline cut a call."""
     settings: Settings
     budget: Budget
     sleep: Callable[[float], None]

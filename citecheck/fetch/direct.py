@@ -66,17 +66,20 @@ def _body(url: str, current: str, response, settings: Settings):
     may_be_pdf = kind in pdf.TYPES or kind == "application/octet-stream" or pdf.is_pdf_url(current)
     cap = max(settings.fetch_max_bytes, settings.pdf_max_bytes) if may_be_pdf else settings.fetch_max_bytes
     if kind in pdf.TYPES and (_declared_length(response) or 0) > settings.pdf_max_bytes:
-        return pdf.too_large(url, current, status, NAME, f"Content-Length {_declared_length(response):,} bytes, "
-                                                         f"over PDF_MAX_BYTES ({settings.pdf_max_bytes:,})")
+        return pdf.too_large(url, current, status, NAME,
+                             f"Content-Length {_declared_length(response):,} bytes, "
+                             f"over PDF_MAX_BYTES ({settings.pdf_max_bytes:,})")
     raw, more = _read_capped(response, cap)
     if status < 300 and pdf.is_pdf(kind, raw[:1024]):
         if more or len(raw) > settings.pdf_max_bytes:
-            return pdf.too_large(url, current, status, NAME, f"over PDF_MAX_BYTES ({settings.pdf_max_bytes:,})")
+            return pdf.too_large(url, current, status, NAME,
+                                 f"over PDF_MAX_BYTES ({settings.pdf_max_bytes:,})")
         return pdf.read(url, current, status, raw, settings, NAME)
     return kind, raw[:settings.fetch_max_bytes], response.charset_encoding
 
 
-def _page(url: str, current: str, status: int, kind: str, raw: bytes, charset: str | None) -> FetchResult | _Transient:
+def _page(url: str, current: str, status: int, kind: str, raw: bytes,
+          charset: str | None) -> FetchResult | _Transient:
     """An answer's text and what it says about the citation (module rules)."""
     markup = markdown = None
     if kind in HTML_TYPES:
@@ -85,7 +88,8 @@ def _page(url: str, current: str, status: int, kind: str, raw: bytes, charset: s
     elif kind in TEXT_TYPES:
         markdown = decode(raw, charset).strip()
     if status == 429 or status >= 500:
-        return _Transient(current, status, refusal(url, current, status, markdown or "", markup) or "crawl_failed")
+        said = refusal(url, current, status, markdown or "", markup)
+        return _Transient(current, status, said or "crawl_failed")
     if 300 <= status < 400:
         return failed(url, current, status, NAME, http_reason(status))
     if markdown is None and status < 400:
@@ -109,7 +113,7 @@ def _attempt(url: str, client, backend, settings: Settings) -> FetchResult | _Tr
                 body = _body(url, current, response, settings)
         except httpx.InvalidURL:
             return failed(url, current, None, NAME, "invalid_url")
-        except httpx.RequestError:            # timeouts (the deadline too), refused / reset connections, bad bodies
+        except httpx.RequestError:            # timeouts (the deadline's too), refused / reset connections
             return _Transient(current, None)
         return body if isinstance(body, FetchResult) else _page(url, current, status, *body)
     return failed(url, current, None, NAME, "too_many_redirects")
@@ -125,7 +129,8 @@ def fetch_direct(url: str, settings: Settings, sleep: Callable[[float], None]) -
             outcome = retrying(lambda: _attempt(url, client, backend, settings),
                                lambda o: isinstance(o, _Transient), sleep, budget)
     except netguard.BlockedURL as exc:
-        raise Uncached(failed(url, None, None, NAME, _GUARD_REASONS.get(exc.reason, "blocked_address"))) from None
+        reason = _GUARD_REASONS.get(exc.reason, "blocked_address")
+        raise Uncached(failed(url, None, None, NAME, reason)) from None
     if isinstance(outcome, _Transient):
         raise Uncached(failed(url, outcome.final_url, outcome.status, NAME, outcome.reason))
     return outcome

@@ -1,4 +1,5 @@
-"""A fetched HTML page's text: the bytes decoded, the main content as Markdown, the visible text as a fallback.
+"""A fetched HTML page's text: the bytes decoded, the main content as Markdown, the visible text as the
+fallback.
 
 Rules:
 - Decoding: the charset the origin declared when it is a text encoding that can decode these bytes;

@@ -98,7 +98,8 @@ def settle(url: str, final_url: str | None, status: int | None, text: str) -> tu
 
 def settled(url: str, final_url: str | None, status: int | None, markdown: str, rid: str | None,
             backend: str, markup: str | None = None) -> FetchResult:
-    """A FetchResult labelled by `refusals.refusal` (`markup`: the raw page, when there is one), else `settle`."""
+    """A FetchResult labelled by `refusals.refusal` (`markup`: the raw page, when there is one), else
+    by `settle`."""
     reason = refusal(url, final_url, status, markdown, markup)
     label, reason = (REASONS[reason].label, reason) if reason else settle(url, final_url, status, markdown)
     return FetchResult(url, final_url, status, markdown, rid, label, reason, backend)

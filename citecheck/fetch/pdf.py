@@ -49,7 +49,8 @@ def read(url: str, final_url: str, status: int, data: bytes, settings: Settings,
                                        outline=False)
     except pdf_text.PdfError as exc:
         log.info("%s: %s", url, exc)
-        return failed(url, final_url, status, backend, exc.reason, REASONS[exc.reason].label, exc.detail or str(exc))
+        return failed(url, final_url, status, backend, exc.reason, REASONS[exc.reason].label,
+                      exc.detail or str(exc))
     return FetchResult(url, final_url, status, document.text, None, None, None, backend)
 
 

@@ -52,7 +52,8 @@ def _lands_on_login(url: str, final_url: str | None) -> bool:
     return bool(_LOGIN_PATH.search(path)) and not _LOGIN_PATH.search(urlsplit(url).path)
 
 
-def refusal(url: str, final_url: str | None, status: int | None, text: str, markup: str | None = None) -> str | None:
+def refusal(url: str, final_url: str | None, status: int | None, text: str,
+            markup: str | None = None) -> str | None:
     """The reason a site refused to show the page to a robot (module rules), or None."""
     if status in (401, 402, 429):
         return {401: "login_required", 402: "paywall", 429: "rate_limited"}[status]

@@ -68,8 +68,8 @@ class PinnedBackend(httpcore.SyncBackend):
     def pin(self, url: str, addresses: list[str] | None) -> None:
         self._pins[origin(url)] = addresses
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options=None) -> httpcore.NetworkStream:
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                    local_address: str | None = None, socket_options=None) -> httpcore.NetworkStream:
         key = (host, port)
         if key not in self._pins:
             raise httpcore.ConnectError(f"{host}:{port} was not vetted by netguard")

@@ -138,3 +138,21 @@ class SlowOrigin:
                 self.behaviour(conn, head, self._stop)
             except OSError:                     # the client gave up (its deadline): not an error here
                 pass
+
+
+HALF_BODY = (b"POST /verify HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+             b'Content-Length: 200\r\n\r\n{"claim": "c", ')
+"""A request whose head is complete and whose body stops a third of the way."""
+HALF_HEAD = b"POST /verify HTTP/1.1\r\nHost: t\r\nContent-Ty"
+"""A request that stops inside its headers."""
+
+
+def half_sent(port: int, each: int, host: str = "127.0.0.1") -> list[socket.socket]:
+    """The other side, a hostile client: `each` connections that stop inside the body, then `each` inside
+    the head (in that order), left open."""
+    sockets = []
+    for data in [HALF_BODY] * each + [HALF_HEAD] * each:
+        sock = socket.create_connection((host, port))
+        sock.sendall(data)
+        sockets.append(sock)
+    return sockets
