@@ -149,7 +149,7 @@ def main() -> int:
         verdict = "identical to the committed outputs" if not diffs else "DIFFERS: " + "; ".join(diffs)
         print(f"{path.name}: {time.perf_counter() - started:5.1f} s, {verdict}")
         failed += bool(diffs)
-    print(f"executed notebooks are in {out_dir.relative_to(ROOT)}/ (open them with `jupyter lab` or any viewer)")
+    print(f"executed notebooks are in {out_dir.relative_to(ROOT)}/")
     return 1 if failed else 0
 
 

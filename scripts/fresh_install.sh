@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A plain install works: copy this checkout's tracked files into a temporary folder, create a fresh
 # virtualenv with the pip bundled with Python (never upgraded), `pip install -r requirements.txt`, and run
-# the fetcher tests and tests/test_install.py there. Slow (the install is minutes), so not part of test.sh;
-# `CITECHECK_FRESH_INSTALL=1 bash .ci/run` runs it after the suite.
+# the fetcher tests and tests/test_install.py there. Slow, so neither test.sh nor .ci/run runs it: measured
+# 765 s install + 241 s tests = 1006 s with Python 3.11.7 and its pip 23.2.1 on 2 shared cores.
 #   bash scripts/fresh_install.sh                    with python3.11
 #   PYTHON=python3.12 bash scripts/fresh_install.sh  with another interpreter
 # Leaves nothing behind (KEEP=1 keeps the folder and says where it is).
