@@ -19,6 +19,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   fi
   echo "$want" > "$stamp"
 fi
+# JupyterLab from .venv gives each kernel CurveZMQ keys: no unencrypted TCP, no warning (an existing file is kept)
+mkdir -p .venv/etc/jupyter
+[ -f .venv/etc/jupyter/jupyter_server_config.json ] || cp etc/jupyter/jupyter_server_config.json .venv/etc/jupyter/
 [ "${1:-}" = "--install-only" ] && exit 0
 
 export CITECHECK_OFFLINE=1 HF_HUB_OFFLINE=1 TQDM_DISABLE=1 HF_HUB_DISABLE_PROGRESS_BARS=1

@@ -129,7 +129,6 @@ def execute_all(*, offline: bool = True, save: bool = True, env: dict | None = N
 
 def main() -> int:
     """Re-execute every notebook offline into build/notebooks/ and say whether each reproduces."""
-    import sys
     import time
 
     import nbformat
