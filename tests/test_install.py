@@ -23,7 +23,8 @@ from citecheck.fetch import direct
 from citecheck.paths import ROOT
 
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)==(\S+)\s*$")
-LOCAL = {"citecheck", "standins", "pdfs", "conftest"}
+LOCAL = {"citecheck", "standins", *(path.stem for path in ROOT.glob("tests/*.py"))}
+"""The project's own modules (the package, the tests' helpers)."""
 INDIRECT = {"lxml_html_clean": "trafilatura's justext asks for lxml[html_clean], which pip < 23.3 leaves out"}
 """Distributions no code imports by name that must still be pinned, and why."""
 
