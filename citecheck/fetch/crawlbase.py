@@ -40,8 +40,8 @@ NAME = "crawlbase"
 class CrawlbaseRejected(MissingSetting, ValueError):
     """Crawlbase refused the token (401 / 402 / 403): a setting to fix, not a verdict on the page."""
 
-    def __init__(self, name: str, message: str):
-        self.name = name
+    def __init__(self, message: str, name: str | None = None):
+        self.name = name or message.split(" ", 1)[0]      # the message starts with the variable's name
         ValueError.__init__(self, message)
 
 
@@ -152,7 +152,7 @@ def _call(session: _Session, url: str, options: dict, token_name: str) -> _Crawl
     if code in (401, 402, 403):
         what = {401: "was rejected", 402: "has no credits left", 403: "may not use this product"}[code]
         hint = " (set CRAWLBASE_JS_TOKEN for JavaScript rendering)" if options.get("javascript") else ""
-        raise CrawlbaseRejected(token_name, f"{token_name} {what} (Crawlbase HTTP {code}){hint}")
+        raise CrawlbaseRejected(f"{token_name} {what} (Crawlbase HTTP {code}){hint}", token_name)
     if code == 422:
         return _Crawl("page", failed(url, None, None, NAME, "invalid_url"))
     cb_status = _int(_header(headers, "cb_status") or _header(headers, "pc_status"))
