@@ -5,6 +5,8 @@ Rules:
   for a claim-only citation); a missing quote asks no model (`review.decide`: fabricated).
 - One row per usable citation, in file order (`vocabulary.SourceRow`); `check` prints the
   CHECK_COLUMNS as a table or as JSON, and exits 1 when a citation was unusable.
+- `auto` is the AUTO_ACCEPT gate (`review.decide`); `check` audits its rows when AUDIT_DB is set
+  (`audit.source`).
 """
 from __future__ import annotations
 
@@ -76,10 +78,22 @@ def run(args, ctx: RunContext) -> int:
     citations, errors = sources.load_citations(args.citations, document)
     for error in errors:
         print(f"citecheck check: {error}", file=sys.stderr)
-    rows = check_citations(document, citations, ctx)
+    rows = check_citations(document, citations, ctx, threshold=ctx.settings.auto_accept)
+    if ctx.settings.audit_db is not None:
+        _audit(ctx, args, document, citations, rows)
     if args.json:
         print(json.dumps([{col: row[col] for col in COLUMNS} for row in rows], indent=2))
     else:
         print(document.summary(len(citations) + len(errors)))
         print(format_table(rows))
     return 1 if errors else 0
+
+
+def _audit(ctx: RunContext, args, document: Document, citations: list[dict], rows: list[dict]) -> None:
+    from . import audit
+    from .audit.source import write_check
+    conn = audit.connect(ctx.settings.audit_db)
+    try:
+        write_check(conn, args.citations, args.source, document, citations, rows, ctx.settings.typesafe_model)
+    finally:
+        conn.close()

@@ -146,9 +146,10 @@ def test_a_pre_migration_db_is_adopted_in_place_losing_nothing(tmp_path):
     conn = audit.connect(path)
     assert migrations.applied(conn) == list(range(1, migrations.LATEST + 1))
     after = [tuple(r) for r in conn.execute("SELECT * FROM citations ORDER BY batch, id, url")]
-    assert after == before and len(after) == 4
-    assert [c for c, in conn.execute("SELECT name FROM pragma_table_info('citations')")][:len(audit.COLUMNS)] \
-        == list(audit.COLUMNS)
+    old = len(before[0])
+    assert [row[:old] for row in after] == before and len(after) == 4
+    assert {row[old:] for row in after} == {(None, "web", None, None, None, None)}   # auto unknown: to a person
+    assert [c for c, in conn.execute("SELECT name FROM pragma_table_info('citations')")] == list(audit.COLUMNS)
 
 
 def test_migrations_are_idempotent(tmp_path):
