@@ -6,7 +6,8 @@ Rules:
 - `submit(fn)` queues `fn(conn)` and returns a Future of its result; the queue is unbounded, so a
   request never waits for the disk and no submitted write is dropped. `close()` runs what is queued,
   then stops the thread (a server's shutdown).
-- A write that raises fails its own Future only (the error is logged); the thread goes on.
+- A write that raises fails its own Future only; the thread goes on. A ValueError is a refusal its caller
+  reports (a review of a row reviewed meanwhile); anything else is also logged.
 """
 from __future__ import annotations
 
@@ -51,7 +52,9 @@ class Writer:
                 try:
                     done.set_result(fn(conn))
                 except BaseException as exc:  # noqa: BLE001 - one write's failure is its own
-                    log.error("audit write to %s failed: %s", self.path, config.redact(f"{type(exc).__name__}: {exc}"))
+                    if not isinstance(exc, ValueError):
+                        log.error("audit write to %s failed: %s", self.path,
+                                  config.redact(f"{type(exc).__name__}: {exc}"))
                     done.set_exception(exc)
         finally:
             conn.close()
