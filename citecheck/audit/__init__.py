@@ -51,7 +51,8 @@ def connect(path: str | Path) -> sqlite3.Connection:
 
 
 def utc_now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The UTC time to the microsecond: a verdict's decided_at is also its version (a review names it)."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _clean(value):
