@@ -249,12 +249,13 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
     limits = limits or ctx.settings.api
     threshold = ctx.settings.auto_accept
     verify = gating(labelling_cache_misses(verify or _verify_with(ctx, threshold)), threshold)
+    writer = audit_service.open_writer(ctx.settings, review=review_app.enabled(ctx.settings))
+    if ctx.settings.audit_db is not None:
+        verify = audit_service.auditing(verify, writer, ctx.settings.judge_model)
     VerifyRequest = _request_model(limits)
     workers = concurrent.futures.ThreadPoolExecutor(max_workers=limits.concurrency,
                                                     thread_name_prefix="verify")
     slots = asyncio.Semaphore(limits.concurrency)
-    writer = audit_service.open_writer(ctx.settings, review=review_app.enabled(ctx.settings))
-    audited = audit_service.audit_when_done(writer, ctx.settings.judge_model) if ctx.settings.audit_db else None
 
     app = FastAPI(title="citecheck", version="0.1.0", lifespan=audit_service.closing(writer),
                   description="Verify an LLM's cited URLs against a claim (the live-web flow).")
@@ -295,8 +296,6 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
             slots.release()
             raise
         work.add_done_callback(lambda _: slots.release())
-        if audited is not None:
-            work.add_done_callback(audited)
         try:
             return await asyncio.wait_for(asyncio.shield(work), timeout=limits.deadline)
         except TimeoutError:

@@ -3,13 +3,13 @@
 Rules:
 - An app has a writer when AUDIT_DB is set (every /verify is audited there, batch `api`) or when the
   review page is on (its decisions are written to the journal, AUDIT_DB else audit.db); else none.
-- A verification is audited when its work ends, whether or not its request is still waiting: one that
-  overran API_DEADLINE (the client got 504) was still decided, so it is still audited.
+- A verification is queued for the writer by the worker thread that ran it, as its work ends, whether
+  or not its request is still waiting: one that overran API_DEADLINE (the client got 504) was still
+  decided, so it is still audited.
 - The writer is closed, its queue drained, when the app shuts down (the app's lifespan).
 """
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 from typing import Callable
 
@@ -25,16 +25,18 @@ def open_writer(settings: Settings, *, review: bool) -> Writer | None:
     return Writer(settings.journal) if review else None
 
 
-def audit_when_done(writer: Writer, model: str) -> Callable[[concurrent.futures.Future], None]:
-    """A done-callback for a /verify work future: queue its citations for the writer."""
+Verify = Callable[[str, list[str]], dict]
+
+
+def auditing(verify: Verify, writer: Writer, model: str) -> Verify:
+    """`verify`, queueing each answer's citations for the writer before it returns (batch `api`)."""
     from ..verify import audit_claim
 
-    def queue_it(work) -> None:
-        if work.cancelled() or work.exception() is not None:
-            return
-        result = work.result()
+    def verify_and_audit(claim: str, urls: list[str]) -> dict:
+        result = verify(claim, urls)
         writer.submit(lambda conn: audit_claim(conn, API_BATCH, result, model))
-    return queue_it
+        return result
+    return verify_and_audit
 
 
 def closing(writer: Writer | None):
