@@ -17,7 +17,7 @@ from ..vocabulary import REASONS, labels_of
 from . import auth, queue
 from .auth import COOKIE, Keys, Reviewer
 
-HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
            "Cache-Control": "no-store"}
 STATUS_OF = {"missing": 404, "stale": 409, "reviewed": 409, "invalid": 422}
 
