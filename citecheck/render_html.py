@@ -104,13 +104,18 @@ def marked(passage: str, quote: str | None) -> list[tuple[str, bool]]:
     return segments
 
 
-def passages_of(row: dict) -> list[list[tuple[str, bool]]]:
-    """What the judge read for an audited row (its `passages` JSON), each passage as marked segments."""
+def passages_of(row: dict) -> list[tuple[int, bool, list[tuple[str, bool]]]]:
+    """What the judge read for an audited row (its `passages` JSON), in the order it read them:
+    (number from 1, whether it holds the quote, its marked segments)."""
     try:
         shown = json.loads(row.get("passages") or "[]")
     except ValueError:
         shown = []
-    return [marked(str(p), row.get("evidence_quote")) for p in shown if isinstance(p, str)]
+    out = []
+    for number, passage in enumerate((p for p in shown if isinstance(p, str)), start=1):
+        segments = marked(passage, row.get("evidence_quote"))
+        out.append((number, any(is_quote for _, is_quote in segments), segments))
+    return out
 
 
 def misquote_diff(row: dict) -> list[tuple[str, str]] | None:
