@@ -40,7 +40,8 @@ def split_of(row: dict) -> str:
 
 def labelled(conn, batch: str | None = None) -> list[dict]:
     """The reviewed rows the threshold decides, each with `correct` and `split`."""
-    rows = [r for r in reviews.reviewed(conn, batch) if r["confidence"] is not None and r["status"] != MISQUOTED]
+    rows = [r for r in reviews.reviewed(conn, batch)
+            if r["confidence"] is not None and r["status"] != MISQUOTED]
     return [{**r, "correct": r["reviewed_label"] == r["label"], "split": split_of(r)} for r in rows]
 
 
@@ -88,7 +89,8 @@ def calibrate(conn, *, batch: str | None = None, target: float = evaluation.TARG
     if len(rows) < 2 * min_accepted or min(map(len, halves.values())) < min_accepted:
         raise ValueError(f"calibrate needs at least {2 * min_accepted} reviewed citations with a model "
                          f"confidence, {min_accepted} in each half; {scope} there are {len(rows)} "
-                         f"({len(halves['tune'])} tune, {len(halves['report'])} report): review more in /review")
+                         f"({len(halves['tune'])} tune, {len(halves['report'])} report): "
+                         "review more in /review")
     tune, report = halves["tune"], halves["report"]
     conf, ok = [r["confidence"] for r in tune], [r["correct"] for r in tune]
     result = Calibration(target, min_accepted, len(tune), len(report),
@@ -132,8 +134,8 @@ def report_lines(result: Calibration) -> list[str]:
         lines += [head, f"chosen on tune: {result.threshold:g}",
                   f"report half: {p['accepted']} accepted, {p['accepted_correct']} right: {precision}; "
                   f"to review {_share(p['review'], result.report)}"]
-    lines.append(f"review share at AUTO_ACCEPT={result.auto_accept:g}: {_share(result.to_review, result.in_scope)} "
-                 "of the decided citations in scope")
+    lines.append(f"review share at AUTO_ACCEPT={result.auto_accept:g}: "
+                 f"{_share(result.to_review, result.in_scope)} of the decided citations in scope")
     if result.from_queue == result.tune + result.report:
         lines.append("note: every label came from the queue (verdicts the gate doubted); review some "
                      "automatically accepted ones too (view 'accepted automatically'), or the threshold is "
@@ -147,7 +149,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--audit-db", help="the audit DB (default: AUDIT_DB, else audit.db)")
     parser.add_argument("--batch", help="only this batch's reviews (default: every batch)")
     parser.add_argument("--target", type=float, default=evaluation.TARGET_PRECISION,
-                        help=f"precision the accepted verdicts must reach (default {evaluation.TARGET_PRECISION})")
+                        help="precision the accepted verdicts must reach "
+                             f"(default {evaluation.TARGET_PRECISION})")
 
 
 def run(args: argparse.Namespace, ctx: RunContext) -> int:

@@ -39,7 +39,8 @@ def decide(match: Match, answer: dict | None, threshold: float) -> dict:
     if match.status == MISSING or answer is None:
         return {"relation": None, "confidence": None, "verdict": FABRICATED, "auto": gate(None, threshold)}
     confidence = round(float(answer["confidence"]), 4)
-    return {"relation": answer["relation"], "confidence": confidence, "verdict": VERDICT_OF[answer["relation"]],
+    return {"relation": answer["relation"], "confidence": confidence,
+            "verdict": VERDICT_OF[answer["relation"]],
             "auto": gate(confidence, threshold, misquoted=match.status == MISQUOTED)}
 
 
@@ -64,7 +65,7 @@ def review_share(rows: list[dict], thresholds: list[float]) -> list[dict]:
 
 
 def queue_key(row: dict) -> tuple:
-    """The queue's order: contradicted first, then lowest confidence, then no model asked; then batch, id, url."""
+    """The queue's order: contradicted first, then lowest confidence, then no model asked; ties by key."""
     label = row.get("label") or row.get("verdict")
     confidence = row.get("confidence")
     return (label != CONTRADICTED, confidence is None, confidence or 0.0,

@@ -121,7 +121,7 @@ class CitationRow(_Row):
     original_status: int | None = None
     rid: str | None = None
     reason: str | None = None
-    auto: bool | None = None      # the AUTO_ACCEPT gate (`review.gate`): True accepted, False a person reviews
+    auto: bool | None = None      # the AUTO_ACCEPT gate (`review.gate`): True accepted, False to a person
 
 
 def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: dict) -> type:
@@ -140,12 +140,12 @@ BatchRow = _extended("BatchRow", "One citation of a batch: its claim, its row, a
                      {"id": "str", "claim": "str"}, (*_CLAIM_ORDER, "auto"), {"overall": "str"})
 
 FLOWS = ("web", "source")
-"""Which flow decided an audited citation: the live-web flow (a URL) or the source-document flow (a section)."""
+"""Which flow decided an audited citation: live-web (a URL) or source-document (a section)."""
 WEB, SOURCE = FLOWS
-AuditRow = _extended("AuditRow", "One decided citation in the audit journal (citecheck.audit); the columns in "
-                     "table order. A source-document row keeps its verdict in `label`, the document in `url`, "
-                     "its `section`, `status` and the citation's own `quote`; `passages` is the JSON list of "
-                     "what the judge read (null when no model was asked).",
+AuditRow = _extended("AuditRow", "One decided citation in the audit journal (citecheck.audit), columns in "
+                     "table order. A source-document row keeps its verdict in `label`, the document in "
+                     "`url`, its `section`, `status` and the citation's own `quote`; `passages` is the JSON "
+                     "list of what the judge read (null when no model was asked).",
                      {"batch": "str", "id": "str", "claim": "str"}, _CLAIM_ORDER,
                      {"model": "str", "decided_at": "str", "auto": "bool | None", "flow": "str",
                       "section": "str | None", "status": "str | None", "quote": "str | None",

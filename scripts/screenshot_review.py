@@ -1,4 +1,4 @@
-"""Screenshots of /review over the fixture batch, for the README (docs/review-page.png, docs/review-queue.png).
+"""Screenshots of /review over the fixture batch for the README: docs/review-page.png, docs/review-queue.png.
 
     .venv/bin/python scripts/screenshot_review.py [--out docs]
 
@@ -48,8 +48,8 @@ def serve(db: Path, token: str) -> tuple[str, object]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(ctx, lambda claim, urls: {}), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    app = create_app(ctx, lambda claim, urls: {})
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
         time.sleep(0.05)

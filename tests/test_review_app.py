@@ -12,7 +12,6 @@ from fastapi.testclient import TestClient
 
 from citecheck import audit, review
 from citecheck.api import create_app
-from citecheck.config import Secrets
 from citecheck.review_app import auth, queue
 
 TOKEN = "review-token-FAKE-0123456789abcdef"

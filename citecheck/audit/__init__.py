@@ -25,7 +25,8 @@ from ..vocabulary import WEB, AuditRow
 from . import migrations
 from .writer import Writer
 
-__all__ = ["COLUMNS", "KEY", "Writer", "claim_id", "connect", "decided", "set_auto", "utc_now", "write_citation"]
+__all__ = ["COLUMNS", "KEY", "Writer", "claim_id", "connect", "decided", "set_auto", "utc_now",
+           "write_citation"]
 
 COLUMNS = AuditRow.field_names()
 KEY = ("batch", "id", "url")

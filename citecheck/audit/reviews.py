@@ -20,7 +20,8 @@ from .. import config
 from ..vocabulary import REVIEW_ACTIONS, labels_of
 
 CURRENT = """
-SELECT r.* FROM reviews r JOIN citations c ON (c.batch, c.id, c.url, c.decided_at) = (r.batch, r.id, r.url, r.decided_at)
+SELECT r.* FROM reviews r
+JOIN citations c ON (c.batch, c.id, c.url, c.decided_at) = (r.batch, r.id, r.url, r.decided_at)
 WHERE r.review_id = (SELECT max(review_id) FROM reviews x
                      WHERE (x.batch, x.id, x.url, x.decided_at) = (r.batch, r.id, r.url, r.decided_at))"""
 """Every citation's current review (one row per reviewed citation)."""
@@ -76,39 +77,43 @@ def _check(decision: Decision, citation: dict) -> str:
 
 
 def record(conn: sqlite3.Connection, decision: Decision, now: str) -> dict:
-    """Add one review (see module rules); returns it. Atomic: the checks and the insert are one transaction."""
+    """Add one review (see module rules) and return it; the checks and the insert are one transaction."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        citation = conn.execute("SELECT label, flow, decided_at FROM citations WHERE (batch, id, url) = (?, ?, ?)",
+        citation = conn.execute("SELECT label, flow, decided_at FROM citations "
+                                "WHERE (batch, id, url) = (?, ?, ?)",
                                 (decision.batch, decision.id, decision.url)).fetchone()
         if citation is None:
             raise ReviewRefused("missing", f"no citation {decision.id} ({decision.url}) in batch "
                                            f"{decision.batch}: it was never decided, or was removed")
         if citation["decided_at"] != decision.decided_at:
-            raise ReviewRefused("stale", f"citation {decision.id} was decided again at {citation['decided_at']}, "
-                                         "after the page you reviewed was shown: nothing was saved; "
-                                         "open it again to review the new verdict")
+            raise ReviewRefused("stale", f"citation {decision.id} was decided again at "
+                                         f"{citation['decided_at']}, after the page you reviewed was shown: "
+                                         "nothing was saved; open it again to review the new verdict")
         label = _check(decision, dict(citation))
-        now_current = current(conn, decision.batch, decision.id, decision.url)
-        seen = decision.seen_review
-        if (now_current["review_id"] if now_current else None) != seen:
-            raise ReviewRefused("reviewed", f"citation {decision.id} was reviewed meanwhile by "
-                                            f"{now_current['reviewer']} at {now_current['reviewed_at']} "
-                                            f"({now_current['action']}: {now_current['label']}); your review was "
-                                            "not saved: open it again to see theirs and change it"
-                                if now_current else
-                                f"the review you meant to change no longer applies to citation {decision.id}: "
-                                "nothing was saved; open it again")
+        latest, seen = current(conn, decision.batch, decision.id, decision.url), decision.seen_review
+        if (latest["review_id"] if latest else None) != seen:
+            raise ReviewRefused("reviewed", _meanwhile(decision.id, latest))
         values = (decision.batch, decision.id, decision.url, decision.decided_at, citation["label"],
                   decision.action, label, config.redact(decision.note.strip()) or None,
                   config.redact(decision.reviewer.strip()), now, seen)
-        cursor = conn.execute("INSERT INTO reviews (batch, id, url, decided_at, judged_label, action, label, note, "
-                              "reviewer, reviewed_at, replaces) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+        marks = ", ".join("?" * len(values))
+        cursor = conn.execute("INSERT INTO reviews (batch, id, url, decided_at, judged_label, action, label, "
+                              f"note, reviewer, reviewed_at, replaces) VALUES ({marks})", values)
         conn.commit()
     except BaseException:
         conn.rollback()
         raise
     return dict(conn.execute("SELECT * FROM reviews WHERE review_id = ?", (cursor.lastrowid,)).fetchone())
+
+
+def _meanwhile(item_id: str, now: dict | None) -> str:
+    if now is None:
+        return (f"the review you meant to change no longer applies to citation {item_id}: nothing was saved; "
+                "open it again")
+    return (f"citation {item_id} was reviewed meanwhile by {now['reviewer']} at {now['reviewed_at']} "
+            f"({now['action']}: {now['label']}); your review was not saved: open it again to see theirs and "
+            "change it")
 
 
 def reviewed(conn: sqlite3.Connection, batch: str | None = None) -> list[dict]:

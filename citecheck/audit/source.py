@@ -35,9 +35,10 @@ def audit_rows(document, citations: list[dict], rows: list[dict], source_path: s
         elif row["status"] == MISQUOTED:
             evidence = matching.locate(citation["quote"], document, citation.get("section")).closest
         text = document.sections[section].text if section in document.sections else None
-        out.append({"id": row["id"], "claim": citation["claim"], "url": str(source_path), "label": row["verdict"],
-                    "confidence": row["confidence"], "evidence_quote": evidence, "auto": row["auto"],
-                    "flow": SOURCE, "section": section, "status": row["status"], "quote": citation.get("quote"),
+        out.append({"id": row["id"], "claim": citation["claim"], "url": str(source_path),
+                    "label": row["verdict"], "confidence": row["confidence"], "evidence_quote": evidence,
+                    "auto": row["auto"], "flow": SOURCE, "section": section, "status": row["status"],
+                    "quote": citation.get("quote"),
                     "passages": [text] if text is not None and row["verdict"] != FABRICATED else None})
     return out
 

@@ -91,7 +91,8 @@ def run_batch(path: str | Path, ctx: RunContext, *, batch: str | None = None, db
     """Read the JSONL file and check it as batch `batch` (default: the file name without extension)."""
     parsed = read_claims(path)
     return check_claims(parsed.claims, ctx, batch=batch or Path(path).stem, db=db, verify=verify,
-                        concurrency=concurrency, progress=progress, problems=parsed.problems, threshold=threshold)
+                        concurrency=concurrency, progress=progress, problems=parsed.problems,
+                        threshold=threshold)
 
 
 def _regate(conn, batch: str, rows: dict, redo: set, threshold: float) -> None:
@@ -123,8 +124,9 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
         todo = [(c, url) for c in claims for url in c.urls if not _fresh(rows.get((c.id, url)), c, model)]
         _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
         with _progress(len(todo), progress) as bar:
-            for (c, url), result in run_pool(lambda item: check_one(verify, item[0].claim, item[1], threshold),
-                                             todo, concurrency):
+            def one(item):
+                return check_one(verify, item[0].claim, item[1], threshold)
+            for (c, url), result in run_pool(one, todo, concurrency):
                 rows[(c.id, url)] = audit.write_citation(conn, batch, c.id, c.claim, result, model)
                 bar.update()
     finally:
@@ -145,8 +147,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--batch", help="batch name in the audit DB (default: the file name without "
                         "extension); the same name resumes, a new name starts over")
     parser.add_argument("--db", help="audit DB path (default: AUDIT_DB, audit.db)")
-    parser.add_argument("--report", metavar="FILE.html", help="write one self-contained HTML report (summary, "
-                        "plots, the review queue, every row) to this file")
+    parser.add_argument("--report", metavar="FILE.html", help="write one self-contained HTML report "
+                        "(summary, plots, the review queue, every row) to this file")
 
 
 def run(args, ctx: RunContext) -> int:

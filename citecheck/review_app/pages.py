@@ -70,6 +70,10 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
             return Reviewer("token", None) if keys.token_ok(token) else None
         return keys.reviewer(request.cookies.get(COOKIE))
 
+    def viewing(request: Request) -> tuple[Reviewer | None, queue.Filters, str]:
+        """Who asks (None: refuse), the filters, and the review a `saved=` parameter names."""
+        return who(request), queue.Filters.read(request.query_params), request.query_params.get("saved", "")
+
     def refused(status: int = 401) -> HTMLResponse:
         response = page("login.html", status, failed=False, next_url="")
         if status == 401:
@@ -80,7 +84,8 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
         return f"{request.url.scheme}://{request.headers.get('host', '')}"
 
     async def form(request: Request) -> dict[str, str]:
-        if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+        kind = request.headers.get("content-type", "").split(";")[0].strip()
+        if kind != "application/x-www-form-urlencoded":
             return {}
         parsed = parse_qs((await request.body()).decode("utf-8", "replace"), keep_blank_values=True)
         return {k: v[0] for k, v in parsed.items()}
@@ -133,11 +138,10 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
     @routes.get("")
     @routes.get("/")
     async def queue_page(request: Request):
-        reviewer = who(request)
+        reviewer, filters, saved = viewing(request)
         if reviewer is None:
             return refused()
-        filters = queue.Filters.read(request.query_params)
-        number, saved = _page_number(request.query_params.get("page", "")), request.query_params.get("saved", "")
+        number = _page_number(request.query_params.get("page", ""))
         shown, menus, done = await read(lambda conn: (queue.page(conn, filters, number), queue.choices(conn),
                                                       _saved(conn, saved)))
         return page("queue.html", reviewer=reviewer, filters=filters, shown=shown, views=queue.VIEWS,
@@ -145,22 +149,20 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
 
     @routes.get("/item")
     async def item_page(request: Request):
-        reviewer = who(request)
+        reviewer, filters, saved = viewing(request)
         if reviewer is None:
             return refused()
-        filters = queue.Filters.read(request.query_params)
         key = parse_key(request.query_params.get("k"))
         if key is None:
             return problem(404, "no such citation: the link is malformed", reviewer, "/review")
-        saved = request.query_params.get("saved", "")
 
         def gather(conn):
             rows = queue.load(conn, [key])
             if not rows:
                 return None
             keys_in_view = queue.ordered_keys(conn, filters)
-            return (rows[0], queue.neighbours(keys_in_view, key), len(keys_in_view), reviews.history(conn, *key),
-                    _saved(conn, saved))
+            return (rows[0], queue.neighbours(keys_in_view, key), len(keys_in_view),
+                    reviews.history(conn, *key), _saved(conn, saved))
 
         found = await read(gather)
         if found is None:
@@ -196,10 +198,11 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
         if reviewer.session is None:                     # a script: the review it recorded
             return Response(json.dumps(saved), media_type="application/json", headers=HEADERS)
         following = await read(lambda conn: queue.after(conn, filters, queue.load(conn, [key])[0]))
+        done = filters.query(saved=saved["review_id"])
         if following is None:
-            return RedirectResponse("/review?" + urlencode({**filters.query(), "saved": saved["review_id"]}), 303)
-        return RedirectResponse("/review/item?" + urlencode({"k": item_key(_key_dict(following)),
-                                                            **filters.query(), "saved": saved["review_id"]}), 303)
+            return RedirectResponse("/review?" + urlencode(done), 303)
+        next_item = {"k": item_key(_key_dict(following)), **done}
+        return RedirectResponse("/review/item?" + urlencode(next_item), 303)
 
     return routes
 

@@ -37,8 +37,8 @@ class Filters:
 
     def query(self, **more) -> dict:
         """These filters (plus `more`) as URL parameters, empty ones left out."""
-        return {k: v for k, v in {"batch": self.batch, "reason": self.reason, "view": self.view, **more}.items()
-                if v not in ("", None)}
+        every = {"batch": self.batch, "reason": self.reason, "view": self.view, **more}
+        return {k: v for k, v in every.items() if v not in ("", None)}
 
 
 def _where(filters: Filters) -> tuple[str, list]:
@@ -81,8 +81,10 @@ def load(conn: sqlite3.Connection, keys: list[tuple[str, str, str]]) -> list[dic
     if not keys:
         return []
     marks = ", ".join("(?, ?, ?)" for _ in keys)
-    rows = conn.execute(f"SELECT c.*, cur.review_id, cur.label AS reviewed_label, cur.action AS reviewed_action, "
-                        f"cur.reviewer, cur.reviewed_at, cur.note AS review_note {_FROM} "
+    rows = conn.execute(f"SELECT c.*, cur.review_id, cur.label AS reviewed_label, "
+                        f"cur.action AS reviewed_action, cur.reviewer, cur.reviewed_at, "
+                        f"cur.note AS review_note "
+                        f"{_FROM} "
                         f"WHERE (c.batch, c.id, c.url) IN (VALUES {marks})", [v for key in keys for v in key])
     found = {(r["batch"], r["id"], r["url"]): dict(r) for r in rows}
     return [found[key] for key in keys if key in found]
