@@ -23,6 +23,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .text import not_text
 from .vocabulary import JUDGE_LABELS
 
 SUM_TOLERANCE = 0.05
@@ -47,13 +48,7 @@ def is_number(value: Any) -> bool:
 
 def is_text(value: Any) -> bool:
     """A str that encodes as UTF-8 (no lone surrogates)."""
-    if not isinstance(value, str):
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return isinstance(value, str) and not_text(value) is None
 
 
 def _fraction(name: str, value: Any) -> float:
