@@ -32,7 +32,8 @@ def check_citations(document: Document, citations: list[dict], ctx: RunContext, 
     judge = judge or (lambda claim, source: judges.choice_judge(claim, source, ctx))
     rows = []
     for citation in citations:
-        match = matching.locate(citation["quote"], document, citation["section"])
+        match = matching.locate(citation["quote"], document, citation["section"],
+                                max_chars=ctx.settings.near_miss_max_chars)
         answer = None
         if match.status != MISSING:
             answer = judge(citation["claim"], judge_source(match, document))
