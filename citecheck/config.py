@@ -269,8 +269,11 @@ def default_models(provider: str, typesafe_endpoint: str, openai_base_url: str,
     hosted endpoint means the hosted service's model; anything else means the local judge's, so a run
     with no key replays the committed cache (recorded with the local judge)."""
     hosted_jev = secrets.has("TYPESAFE_API_KEY") and not typesafe_endpoint
-    hosted_openai = secrets.has("OPENAI_API_KEY") and openai_base_url.rstrip("/") == DEFAULTS["OPENAI_BASE_URL"]
-    json_model = HOSTED_OPENAI_MODEL if provider == "openai" and hosted_openai else DEFAULT_JUDGE_MODELS[provider]
+    hosted_openai = (secrets.has("OPENAI_API_KEY")
+                     and openai_base_url.rstrip("/") == DEFAULTS["OPENAI_BASE_URL"])
+    json_model = DEFAULT_JUDGE_MODELS[provider]
+    if provider == "openai" and hosted_openai:
+        json_model = HOSTED_OPENAI_MODEL
     return (HOSTED_CHOICE_MODEL if hosted_jev else LOCAL_MODEL), json_model
 
 

@@ -78,7 +78,8 @@ def check_choice(answer: Any, options: Sequence[str]) -> dict:
         raise OffContract(f"choice {_shown(choice)} is not one of {', '.join(options)}")
     if not isinstance(probabilities, Mapping) or set(probabilities) != set(options):
         keys = sorted(map(str, probabilities)) if isinstance(probabilities, Mapping) else probabilities
-        raise OffContract(f"probabilities must have exactly the keys {', '.join(options)}; got {_shown(keys)}")
+        raise OffContract(f"probabilities must have exactly the keys {', '.join(options)}; "
+                          f"got {_shown(keys)}")
     values = {option: _fraction(f"probability of {option!r}", probabilities[option]) for option in options}
     total = sum(values.values())
     if abs(total - 1) > SUM_TOLERANCE:
@@ -112,7 +113,8 @@ def verdict(content: Any) -> dict:
         raise OffContract(f"label {_shown(label)}")
     if quote is not None and not is_text(quote):
         raise OffContract("evidence_quote is not a string or null")
-    return {"label": label, "evidence_quote": quote or None, "confidence": _fraction("confidence", data.get("confidence"))}
+    return {"label": label, "evidence_quote": quote or None,
+            "confidence": _fraction("confidence", data.get("confidence"))}
 
 
 # ---------------------------------------------------------------- provider envelopes
@@ -129,8 +131,10 @@ def _openai(body: Mapping) -> str:
         raise OffContract(f"choices is {_shown(choices)}, not a non-empty list")
     message = _object("choices[0].message", _object("choices[0]", choices[0]).get("message"))
     content = message.get("content")
-    if isinstance(content, list) and all(isinstance(p, Mapping) and isinstance(p.get("text"), str) for p in content):
-        content = "".join(p["text"] for p in content)          # content parts, as some compatible servers send
+    parts = isinstance(content, list) and all(isinstance(p, Mapping) and isinstance(p.get("text"), str)
+                                              for p in content)
+    if parts:                                    # content parts, as some compatible servers send them
+        content = "".join(p["text"] for p in content)
     if content is None and isinstance(message.get("refusal"), str):
         raise OffContract(f"the model refused: {_shown(message['refusal'])}")
     if not isinstance(content, str):

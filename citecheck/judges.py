@@ -21,7 +21,6 @@ Rules:
 from __future__ import annotations
 
 import email.utils
-import json
 import time
 from typing import Any, Callable
 
@@ -104,7 +103,8 @@ def _ask(ctx: RunContext, function: str, model: str, request: dict, compute: Cal
         return check(answer)
     except OffContract as exc:
         key = request_key(function, model, request)
-        raise CacheCorrupted(f"{shown(ctx.cache.path)}: entry {key} ({function}) is off its contract ({exc}); "
+        raise CacheCorrupted(f"{shown(ctx.cache.path)}: entry {key} ({function}) is off its contract "
+                             f"({exc}); "
                              "delete that entry to ask the judge again") from None
 
 
@@ -157,7 +157,8 @@ def _system_one(settings: Settings, state: dict, question) -> tuple[dict, dict, 
         raise JudgeUnavailable(f"{where} timed out after {settings.judge_timeout:g} s (JUDGE_TIMEOUT); "
                                f"{TIMEOUT_HINT}") from None
     except TypeSafeAPIConnectionError as exc:
-        raise JudgeUnavailable(f"{where} did not answer ({type(exc).__name__}); {LIVE_HINT['typesafe']}") from None
+        raise JudgeUnavailable(f"{where} did not answer ({type(exc).__name__}); "
+                               f"{LIVE_HINT['typesafe']}") from None
     except TypeSafeAPIResponseValidationError as exc:
         raise OffContract(f"the SDK could not read the response at {exc.field_path!r}") from None
     except TypeSafeAPIError as exc:
@@ -165,7 +166,8 @@ def _system_one(settings: Settings, state: dict, question) -> tuple[dict, dict, 
     answer = response.choices.get("relation")
     if answer is None:
         raise OffContract("no choice answer for the question 'relation'")
-    raw = {"relation": answer.choice, "confidence": answer.confidence, "probabilities": dict(answer.probabilities)}
+    raw = {"relation": answer.choice, "confidence": answer.confidence,
+           "probabilities": dict(answer.probabilities)}
     usage = {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens}
     return raw, usage, response.model
 
@@ -189,8 +191,8 @@ def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
     request = {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)},
                "local_calibration": local_calibration()}
     try:
-        answer = _ask(ctx, "typesafe.system_one", model, request, lambda: _system_one(settings, state, question),
-                      LIVE_HINT["typesafe"], check_relation)
+        answer = _ask(ctx, "typesafe.system_one", model, request,
+                      lambda: _system_one(settings, state, question), LIVE_HINT["typesafe"], check_relation)
     except OffContract as exc:
         raise JudgeOutputInvalid(f"Choice judge at {_typesafe_endpoint(settings)} answered off its contract: "
                                  f"{exc} (not cached)") from None
@@ -206,7 +208,8 @@ def json_messages(claim: str, passages: list[str]) -> list[dict]:
 
 
 def _invalid(why: str) -> dict:
-    return {"label": "not_found", "evidence_quote": None, "confidence": 0.0, "reason": f"judge_output_invalid: {why}"}
+    return {"label": "not_found", "evidence_quote": None, "confidence": 0.0,
+            "reason": f"judge_output_invalid: {why}"}
 
 
 def parse_verdict(content: Any) -> dict:
@@ -240,7 +243,8 @@ def _post(url: str, body: dict, headers: dict, provider: str, settings: Settings
         except httpx.TimeoutException:
             failure, hint = f"timed out after {settings.judge_timeout:g} s (JUDGE_TIMEOUT)", TIMEOUT_HINT
         except httpx.HTTPError as exc:
-            raise JudgeUnavailable(f"{where} did not answer ({type(exc).__name__}); {LIVE_HINT[provider]}") from None
+            raise JudgeUnavailable(f"{where} did not answer ({type(exc).__name__}); "
+                                   f"{LIVE_HINT[provider]}") from None
         else:
             if response.status_code == 200:
                 try:
@@ -282,7 +286,8 @@ def _call_anthropic(model: str, messages: list[dict], settings: Settings) -> Any
             "messages": messages[1:], "tools": [ANTHROPIC_TOOL],
             "tool_choice": {"type": "tool", "name": ANTHROPIC_TOOL["name"]}}
     headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
-    return _post(f"{settings.anthropic_base_url.rstrip('/')}/v1/messages", body, headers, "anthropic", settings)
+    url = f"{settings.anthropic_base_url.rstrip('/')}/v1/messages"
+    return _post(url, body, headers, "anthropic", settings)
 
 
 def _call_ollama(model: str, messages: list[dict], settings: Settings) -> Any:
@@ -307,12 +312,13 @@ def json_judge(claim: str, passages: list[str], ctx: RunContext) -> dict:
     request = {"messages": messages, "schema": JSON_SCHEMA}
 
     def compute() -> tuple[Any, dict | None, str]:
-        content, usage, answered_by = contract.envelope(provider, PROVIDERS[provider](model, messages, ctx.settings),
-                                                        model)
+        body = PROVIDERS[provider](model, messages, ctx.settings)
+        content, usage, answered_by = contract.envelope(provider, body, model)
         return {"content": content}, usage, answered_by
 
     try:
-        verdict = _ask(ctx, f"judge.json/{provider}", model, request, compute, LIVE_HINT[provider], _check_content)
+        verdict = _ask(ctx, f"judge.json/{provider}", model, request, compute, LIVE_HINT[provider],
+                       _check_content)
     except OffContract as exc:
         return {**_invalid(str(exc)), "model": model}
     return {**verdict, "reason": None, "model": model}

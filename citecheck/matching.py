@@ -32,7 +32,8 @@ from .sources import Document
 NEAR_MISS = 90.0
 """partial_ratio score (0-100) from which a non-verbatim quote counts as a misquote, not an invention."""
 EXACT_CHARS = 256
-"""Quotes up to this length get rapidfuzz's exact partial_ratio (cheap there); longer ones the LCS alignment."""
+"""Quotes up to this length get rapidfuzz's exact partial_ratio (cheap there); longer ones the LCS
+alignment."""
 MAX_EDGES = 16
 """Candidate word starts (and ends) tried around the aligned span when refining it."""
 NEAR_MISS_MAX_CHARS = 5000
@@ -149,7 +150,8 @@ def _refined(quote: str, text: str, start: int, end: int) -> tuple[float, str]:
     pairs = [(a, b) for a in starts for b in ends if b > a]
     if not pairs:
         return fuzz.ratio(quote, text[start:end]), text[start:end]
-    ratio, a, b = max((fuzz.ratio(quote, text[a:b]), -a, -b) for a, b in pairs)   # ties: the earliest, shortest
+    # ties: the earliest, then the shortest span
+    ratio, a, b = max((fuzz.ratio(quote, text[a:b]), -a, -b) for a, b in pairs)
     return ratio, text[-a:-b].strip()
 
 
@@ -161,9 +163,11 @@ def locate(quote: str | None, document: Document, cited_section: str | None = No
         return Match("section-only" if cited else "missing", cited, cited)
     order = ([cited] if cited in document.sections else []) + [k for k in document.sections if k != cited]
     normalised = {key: normalise(document.sections[key].text) for key in order}
-    visible = len("".join(quote.split())) if len(quote) > max_chars else 0     # a lower bound of its normalised length
+    # a lower bound of the normalised length: a quote longer than every section and than the cap can be
+    # neither verbatim anywhere nor searched, so it is not even normalised
+    visible = len("".join(quote.split())) if len(quote) > max_chars else 0
     if visible > max(max_chars, *map(len, normalised.values()), 0):
-        return Match("missing", None, cited)           # neither verbatim anywhere nor searched: not even normalised
+        return Match("missing", None, cited)
     needle = normalise(quote)
     for key in order:
         if needle in normalised[key]:

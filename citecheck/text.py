@@ -16,7 +16,8 @@ def decode(data: bytes, name: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+        byte = data[exc.start]
+        raise ValueError(f"{name}: not UTF-8 text (byte 0x{byte:02x} at offset {exc.start})") from None
 
 
 def strip_bom(line: bytes) -> bytes:
@@ -25,7 +26,7 @@ def strip_bom(line: bytes) -> bytes:
 
 
 def not_text(value: str) -> str | None:
-    """None when `value` encodes as UTF-8; otherwise where it does not ('a lone surrogate \\ud800 at character 3')."""
+    """None when `value` encodes as UTF-8, else where it fails ("a lone surrogate \\ud800 at character 3")."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -33,6 +33,15 @@ def is_printable(message: str) -> bool:
     return isinstance(message, str) and not_text(message) is None
 
 
+def checked(check, *args):
+    """check(*args), or None when it refuses with a printable OffContract (its only way to refuse)."""
+    try:
+        return check(*args)
+    except OffContract as exc:
+        assert is_printable(str(exc))
+        return None
+
+
 def dumps(value) -> str:
     return json.dumps(value, ensure_ascii=True, allow_nan=True)      # ascii: lone surrogates become \\udXXX escapes
 
@@ -87,21 +96,16 @@ def test_a_citations_file_is_read_or_refused_in_one_line_naming_it(tmp_path_fact
 @FUZZ
 @given(st.sampled_from(sorted(judge_contract.ENVELOPES)), JSON)
 def test_an_envelope_is_its_text_or_off_contract(provider, body):
-    try:
-        text, usage, model = judge_contract.envelope(provider, body, "asked-model")
-    except OffContract as exc:
-        assert is_printable(str(exc))
+    if (out := checked(judge_contract.envelope, provider, body, "asked-model")) is None:
         return
+    text, usage, model = out
     assert isinstance(text, str) and isinstance(model, str) and (usage is None or isinstance(usage, dict))
 
 
 @FUZZ
 @given(st.one_of(JSON, JSON.map(dumps), TEXT))
 def test_a_verdict_is_on_contract_or_off_contract(content):
-    try:
-        verdict = judge_contract.verdict(content)
-    except OffContract as exc:
-        assert is_printable(str(exc))
+    if (verdict := checked(judge_contract.verdict, content)) is None:
         return
     assert verdict["label"] in JUDGE_LABELS and 0 <= verdict["confidence"] <= 1
     assert verdict["evidence_quote"] is None or not_text(verdict["evidence_quote"]) is None
@@ -115,14 +119,11 @@ PROBABILITIES = st.dictionaries(st.sampled_from(RELATIONS + ("maybe",)), st.floa
                                                "confidence": st.one_of(st.floats(), st.none()),
                                                "probabilities": PROBABILITIES})))
 def test_a_choice_answer_is_on_contract_or_off_contract(answer):
-    try:
-        checked = judges.check_relation(answer)
-    except OffContract as exc:
-        assert is_printable(str(exc))
+    if (choice := checked(judges.check_relation, answer)) is None:
         return
-    assert checked["relation"] in RELATIONS and 0 <= checked["confidence"] <= 1
-    assert set(checked["probabilities"]) == set(RELATIONS)
-    assert math.isclose(sum(checked["probabilities"].values()), 1, abs_tol=judge_contract.SUM_TOLERANCE)
+    assert choice["relation"] in RELATIONS and 0 <= choice["confidence"] <= 1
+    assert set(choice["probabilities"]) == set(RELATIONS)
+    assert math.isclose(sum(choice["probabilities"].values()), 1, abs_tol=judge_contract.SUM_TOLERANCE)
 
 
 @FUZZ

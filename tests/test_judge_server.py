@@ -17,7 +17,7 @@ from typesafe_sdk._core.errors import (TypeSafeAPIError, TypeSafeAuthenticationE
                                        TypeSafeNotFoundError, TypeSafeUnprocessableEntityError)
 
 from citecheck import calibration, cli, config, judges
-from citecheck.local_judge import prompts, readout, weights
+from citecheck.local_judge import readout, weights
 from citecheck.local_judge import server as server_module
 
 MODEL = config.LOCAL_MODEL

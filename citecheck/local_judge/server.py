@@ -44,7 +44,6 @@ import sys
 import threading
 import time
 import uuid
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,7 +51,7 @@ from typing import Any, Protocol
 from .. import calibration as calibration_file
 from .. import config
 from ..context import RunContext
-from . import prompts, systemone, weights
+from . import systemone, weights
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -94,10 +93,12 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str, kind: str = "invalid_request_error", *,
                  validation: bool = False, loc: list | None = None):
         super().__init__(message)
-        self.status, self.message, self.kind, self.validation, self.loc = status, message, kind, validation, loc or []
+        self.status, self.message, self.kind = status, message, kind
+        self.validation, self.loc = validation, loc or []
 
     def jev(self) -> tuple[int, dict]:
-        """(status, body) in Jev's shapes: validation errors as FastAPI's detail list, others as detail.error_type."""
+        """(status, body) in Jev's shapes: validation errors as FastAPI's detail list, others with
+        detail.error_type."""
         if self.validation:
             return 422, {"detail": [{"loc": ["body", *self.loc], "msg": self.message, "type": self.kind}]}
         return self.status, {"detail": {"error_type": self.kind, "message": self.message}}
@@ -129,7 +130,8 @@ def answer_systemone(backend: Backend, body: Any, calibration: dict[str, dict[st
 
     answers, input_tokens = {}, 0
     for qid, (kind, instructions, criteria) in parsed.items():
-        answers[qid], tokens = systemone.answer(body["state"], kind, instructions, criteria, logprobs_of, calibration)
+        answers[qid], tokens = systemone.answer(body["state"], kind, instructions, criteria, logprobs_of,
+                                                calibration)
         input_tokens += tokens
     return {"model": backend.name, "usage": {"input_tokens": input_tokens, "output_tokens": len(parsed)},
             "answers": answers}

@@ -42,7 +42,8 @@ class UnknownModel(LookupError):
 
 def _text(value: Any, loc: list, *, nullable: bool) -> None:
     if not (isinstance(value, TEXT) or (nullable and value is None)):
-        raise Invalid(loc, "must be a string, an object or an array" + (" or null" if nullable else ""), "type_error")
+        kinds = "a string, an object or an array" + (" or null" if nullable else "")
+        raise Invalid(loc, f"must be {kinds}", "type_error")
 
 
 def question(qid: str, raw: Any) -> tuple[str, Any, dict[str, Any]]:
@@ -54,7 +55,8 @@ def question(qid: str, raw: Any) -> tuple[str, Any, dict[str, Any]]:
         raise Invalid(loc, "a question is an object", "dict_type")
     kind, instructions, criteria = raw.get("type"), raw.get("instructions"), raw.get("criteria")
     if kind not in ("choice", "noul", "score"):
-        raise Invalid([*loc, "type"], f"question type {kind!r} is not one of choice, noul, score", "union_tag_invalid")
+        raise Invalid([*loc, "type"], f"question type {kind!r} is not one of choice, noul, score",
+                      "union_tag_invalid")
     _text(instructions, [*loc, "instructions"], nullable=True)
     if kind == "choice":
         if not isinstance(criteria, dict) or not 1 <= len(criteria) <= MAX_OPTIONS:
@@ -86,7 +88,8 @@ def parse(body: Any, served: str) -> dict[str, tuple[str, Any, dict[str, Any]]]:
         raise Invalid([], "the request body must be a JSON object", "dict_type")
     model = body.get("model")
     if model is not None and model not in (served, ALIAS):
-        raise UnknownModel(f"model {model!r} is not served here; this server serves {served!r} (or {ALIAS!r})")
+        raise UnknownModel(f"model {model!r} is not served here; this server serves {served!r} "
+                           f"(or {ALIAS!r})")
     if "state" not in body:
         raise Invalid(["state"], "state is required", "missing")
     _text(body["state"], ["state"], nullable=False)
