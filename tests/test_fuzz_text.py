@@ -25,7 +25,8 @@ FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 # text that includes lone surrogates, the JSON values built from it, and raw bytes
 TEXT = st.text(st.characters(codec=None), max_size=40) | st.sampled_from(["\ud800", "a\udfffb", "", " ", "."])
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | TEXT
-JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
+JSON = st.recursive(SCALARS, lambda inner: (st.lists(inner, max_size=4)
+                                               | st.dictionaries(TEXT, inner, max_size=4)),
                     max_leaves=12)
 
 
@@ -43,7 +44,8 @@ def checked(check, *args):
 
 
 def dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=True, allow_nan=True)      # ascii: lone surrogates become \\udXXX escapes
+    # ascii: lone surrogates become \\udXXX escapes
+    return json.dumps(value, ensure_ascii=True, allow_nan=True)
 
 
 # ---------------------------------------------------------------- claims JSONL
@@ -69,12 +71,14 @@ def test_claims_jsonl_never_raises_and_keeps_only_text(lines):
 # ---------------------------------------------------------------- citations file
 
 CITATION = st.fixed_dictionaries({"id": st.one_of(TEXT, st.integers()), "claim": TEXT,
-                                  "quote": st.one_of(st.none(), TEXT), "section": st.one_of(st.none(), TEXT, st.integers())})
+                                  "quote": st.one_of(st.none(), TEXT),
+                                  "section": st.one_of(st.none(), TEXT, st.integers())})
 DOC = sources.load("data/rfc7519.txt")
 
 
 @FUZZ
-@given(st.one_of(st.binary(max_size=80), st.lists(st.one_of(CITATION, JSON), max_size=6).map(lambda v: dumps(v).encode()),
+@given(st.one_of(st.binary(max_size=80),
+                 st.lists(st.one_of(CITATION, JSON), max_size=6).map(lambda v: dumps(v).encode()),
                  JSON.map(lambda v: dumps(v).encode())))
 def test_a_citations_file_is_read_or_refused_in_one_line_naming_it(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("c") / "citations.json"
@@ -111,7 +115,8 @@ def test_a_verdict_is_on_contract_or_off_contract(content):
     assert verdict["evidence_quote"] is None or not_text(verdict["evidence_quote"]) is None
 
 
-PROBABILITIES = st.dictionaries(st.sampled_from(RELATIONS + ("maybe",)), st.floats(allow_nan=True), max_size=4)
+PROBABILITIES = st.dictionaries(st.sampled_from(RELATIONS + ("maybe",)), st.floats(allow_nan=True),
+                                max_size=4)
 
 
 @FUZZ
@@ -128,8 +133,8 @@ def test_a_choice_answer_is_on_contract_or_off_contract(answer):
 
 @FUZZ
 @given(st.sampled_from(sorted(judges.PROVIDERS)), JSON)
-def test_the_json_judge_labels_any_provider_body_and_caches_only_valid_ones(tmp_path_factory, monkeypatch_body,
-                                                                            provider, body):
+def test_the_json_judge_labels_any_provider_body_and_caches_only_valid_ones(
+        tmp_path_factory, monkeypatch_body, provider, body):
     monkeypatch_body(provider, body)
     cache = Cache(tmp_path_factory.mktemp("cache") / "cache.json")
     settings_ = Settings(judge_provider=provider, openai_base_url="http://127.0.0.1:1/v1")
@@ -152,7 +157,8 @@ def monkeypatch_body(monkeypatch):
 # ---------------------------------------------------------------- the matcher
 
 @FUZZ
-@given(st.one_of(st.none(), TEXT, st.text(max_size=3000)), st.one_of(st.none(), st.sampled_from(["4.1.4", "13.2", "x"])))
+@given(st.one_of(st.none(), TEXT, st.text(max_size=3000)),
+       st.one_of(st.none(), st.sampled_from(["4.1.4", "13.2", "x"])))
 def test_the_matcher_answers_any_quote_within_its_budget(monkeypatch_ratio, quote, section):
     match = matching.locate(quote, DOC, section, max_chars=2000)
     assert match.status in STATUSES

@@ -142,11 +142,12 @@ def test_score_is_the_expected_level_of_the_readout_over_the_level_numbers():
     fake = FakeModel(logprobs={"0": math.log(0.1), "1": math.log(0.3), "2": math.log(0.6)})
     levels = ["Calm", "Frustrated", "Very angry"]
     with running(fake) as server, client(server) as c:
-        response = c.system_one(state="I was charged twice!", questions={"anger": Score(instructions="How angry?",
-                                                                                         criteria=levels)})
+        question = Score(instructions="How angry?", criteria=levels)
+        response = c.system_one(state="I was charged twice!", questions={"anger": question})
     answer = response.scores["anger"]
     assert answer.probabilities == pytest.approx({0: 0.1, 1: 0.3, 2: 0.6})
-    assert answer.score == pytest.approx(0.3 + 2 * 0.6) and answer.legend == {0: "Calm", 1: "Frustrated", 2: "Very angry"}
+    assert answer.score == pytest.approx(0.3 + 2 * 0.6)
+    assert answer.legend == {0: "Calm", 1: "Frustrated", 2: "Very angry"}
     assert answer.confidence == pytest.approx(1 - (0.1 * 2 + 0.3 * 1) / (2 / 3))   # spread around the mode
     [(messages, options)] = fake.choice_calls
     assert options == ["0", "1", "2"] and "- 2: Very angry" in messages[-1]["content"]
@@ -158,7 +159,8 @@ def test_answers_do_not_depend_on_question_ids_order_or_company():
     relation = QUESTION.model_dump(mode="json", exclude_none=True)
     with running(fake) as server:
         def ask(questions):
-            return httpx.post(f"{server.url}/v1/systemone", json={"state": "x", "questions": questions}).json()["answers"]
+            body = {"state": "x", "questions": questions}
+            return httpx.post(f"{server.url}/v1/systemone", json=body).json()["answers"]
         alone = ask({"relation": relation})["relation"]
         both = ask({"zz 🙂": noul, "other-id": relation})
     assert both["other-id"] == alone
@@ -188,13 +190,17 @@ def test_model_failure_is_a_500_json_error_and_the_server_keeps_serving():
 @pytest.mark.parametrize("body, loc, words", [
     (b"{not json", ["body", 1], "not valid JSON"),
     (b"[1, 2]", ["body"], "JSON object"),
-    (json.dumps({"questions": {"q": {"type": "choice", "criteria": {"a": None}}}}).encode(), ["body", "state"], "state"),
-    (json.dumps({"state": None, "questions": {"q": {"type": "noul", "instructions": "?"}}}).encode(), ["body", "state"], "string"),
+    (json.dumps({"questions": {"q": {"type": "choice", "criteria": {"a": None}}}}).encode(),
+     ["body", "state"], "state"),
+    (json.dumps({"state": None, "questions": {"q": {"type": "noul", "instructions": "?"}}}).encode(),
+     ["body", "state"], "string"),
     (json.dumps({"state": "x", "questions": {}}).encode(), ["body", "questions"], "questions"),
     (json.dumps({"state": "x", "questions": {"q": {"type": "choice", "criteria": {}}}}).encode(),
      ["body", "questions", "q", "criteria"], "1 to 255 options"),
-    (json.dumps({"state": "x", "questions": {"q": {"type": "noul"}}}).encode(), ["body", "questions", "q"], "noul"),
-    (json.dumps({"state": "x", "questions": {"q": {"type": "score", "criteria": {"0": "a", "1": "b"}}}}).encode(),
+    (json.dumps({"state": "x", "questions": {"q": {"type": "noul"}}}).encode(),
+     ["body", "questions", "q"], "noul"),
+    (json.dumps({"state": "x",
+                 "questions": {"q": {"type": "score", "criteria": {"0": "a", "1": "b"}}}}).encode(),
      ["body", "questions", "q", "criteria"], "list of 2 to 10"),
     (json.dumps({"state": "x", "questions": {"q": {"type": "score", "criteria": ["a", None]}}}).encode(),
      ["body", "questions", "q", "criteria", 1], "string"),
@@ -387,7 +393,7 @@ def test_jevcompat_finds_every_must_and_should_met(key):
     failed = {r.id: r.findings[0].message for r in report.results if r.status == "fail"}
     assert report.verdict == "conformant" and not failed, failed
     summary = report.summary()
-    assert summary["MUST"]["failed"] == 0 and summary["SHOULD"]["failed"] == 0 and not summary["untested_musts"]
+    assert summary["MUST"]["failed"] == summary["SHOULD"]["failed"] == 0 and not summary["untested_musts"]
     if key:                                             # the auth requirements are exercised only with a key
         assert {r.id: r.status for r in report.results}["auth.invalid"] == "pass"
 

@@ -116,7 +116,8 @@ def test_an_answer_recorded_with_the_top_probability_replays_with_the_reference_
     key = request_key("typesafe.system_one", config.LOCAL_MODEL, request)
     ctx.cache.put(key, {"function": "typesafe.system_one", "model": config.LOCAL_MODEL, "answer": recorded})
     result = judges.choice_judge("c", "s", ctx.replace(offline=True))
-    assert result["relation"] == "contradicts" and result["confidence"] == pytest.approx((0.745 - 1 / 3) / (2 / 3))
+    assert result["relation"] == "contradicts"
+    assert result["confidence"] == pytest.approx((0.745 - 1 / 3) / (2 / 3))
 
 
 def test_every_committed_choice_and_json_answer_is_on_contract():
@@ -141,8 +142,10 @@ GOOD = {"type": "choice", "choice": "supports", "confidence": 0.55, "probabiliti
     ({"relation": {**GOOD, "choice": "maybe"}}, "choice 'maybe' is not one of"),
     ({"relation": {**GOOD, "confidence": 5.0}}, "confidence is 5.0"),
     ({"relation": {**GOOD, "confidence": -3}}, "confidence is -3"),
-    ({"relation": {**GOOD, "probabilities": {"supports": 5, "contradicts": 1, "says_nothing": 1}}}, "probability of 'supports' is 5"),
-    ({"relation": {**GOOD, "probabilities": {"supports": 0.5, "contradicts": 0.1, "says_nothing": 0.1}}}, "sum to 0.7"),
+    ({"relation": {**GOOD, "probabilities": {"supports": 5, "contradicts": 1, "says_nothing": 1}}},
+     "probability of 'supports' is 5"),
+    ({"relation": {**GOOD, "probabilities": {"supports": 0.5, "contradicts": 0.1, "says_nothing": 0.1}}},
+     "sum to 0.7"),
     ({"relation": {**GOOD, "probabilities": {"supports": 0.7, "contradicts": 0.3}}}, "exactly the keys"),
     ({"relation": {**GOOD, "choice": "contradicts"}}, "not the most probable"),
     ({"other": GOOD}, "no choice answer for the question 'relation'"),
@@ -157,7 +160,7 @@ def test_an_off_contract_answer_is_invalid_never_cached_and_asked_again(make_ctx
             assert why in str(err.value) and err.value.reason == "judge_output_invalid"
         assert len(server.requests) == 2
     assert not ctx.cache.path.exists() or len(ctx.cache) == 0
-    assert isinstance(err.value, judges.JudgeUnavailable)      # every caller that handles "no answer" handles it
+    assert isinstance(err.value, judges.JudgeUnavailable)      # whoever handles "no answer" handles it
 
 
 def test_a_malformed_entry_an_old_version_cached_is_reported_by_key_and_path(ctx):
@@ -165,10 +168,12 @@ def test_a_malformed_entry_an_old_version_cached_is_reported_by_key_and_path(ctx
                "questions": {"relation": judges.choice_question().model_dump(mode="json", exclude_none=True)},
                "local_calibration": judges.local_calibration()}
     key = request_key("typesafe.system_one", config.LOCAL_MODEL, request)
-    ctx.cache.put(key, {"function": "typesafe.system_one", "model": config.LOCAL_MODEL, "answer": {"choice": "maybe"}})
+    ctx.cache.put(key, {"function": "typesafe.system_one", "model": config.LOCAL_MODEL,
+                        "answer": {"choice": "maybe"}})
     with pytest.raises(CacheCorrupted) as err:
         judges.choice_judge("c", "s", ctx)
-    assert "json_cache.json" in str(err.value) and key in str(err.value) and "typesafe.system_one" in str(err.value)
+    message = str(err.value)
+    assert "json_cache.json" in message and key in message and "typesafe.system_one" in message
     assert len(Cache(ctx.cache.path)) == 1                     # reported, never removed
 
 
@@ -177,15 +182,16 @@ def test_a_malformed_entry_an_old_version_cached_is_reported_by_key_and_path(ctx
 def test_a_hosted_key_with_no_endpoint_sends_the_hosted_model_name(monkeypatch, tmp_path):
     from typesafe_sdk.constants import DEFAULT_MODEL
     assert config.HOSTED_CHOICE_MODEL == DEFAULT_MODEL == "jev-latest"
-    settings = Settings.from_env({"TYPESAFE_API_KEY": "sk-test-hosted-0001"}).replace(cache_path=tmp_path / "c.json")
+    settings = Settings.from_env({"TYPESAFE_API_KEY": "sk-test-hosted-0001"})
+    settings = settings.replace(cache_path=tmp_path / "c.json")
     with jev_standin(PROBS) as server:
-        monkeypatch.setenv("TYPESAFE_BASE_URL", server.url)     # the SDK's own routing variable: "the hosted API"
+        monkeypatch.setenv("TYPESAFE_BASE_URL", server.url)     # the SDK's own routing: "the hosted API"
         judges.choice_judge("c", "s", judges.RunContext.build(settings))
         assert server.requests[0].json()["model"] == "jev-latest"
 
 
 @pytest.mark.parametrize("environ, model", [
-    ({}, config.LOCAL_MODEL),                                                    # no key: replay the committed cache
+    ({}, config.LOCAL_MODEL),                           # no key: replay the committed cache
     ({"CITECHECK_OFFLINE": "1"}, config.LOCAL_MODEL),
     ({"TYPESAFE_API_KEY": "k"}, "jev-latest"),
     ({"TYPESAFE_API_KEY": "k", "TYPESAFE_ENDPOINT": "http://127.0.0.1:8765"}, config.LOCAL_MODEL),

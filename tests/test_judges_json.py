@@ -166,7 +166,8 @@ def test_openai_answer_without_choices_is_invalid_not_a_crash(judge, monkeypatch
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("status, attempts", [(401, 1), (404, 1), (429, 3), (500, 3), (503, 3)])
-def test_http_errors_raise_judge_unavailable_naming_the_endpoint(judge, monkeypatch, provider, status, attempts):
+def test_http_errors_raise_judge_unavailable_naming_the_endpoint(judge, monkeypatch, provider, status,
+                                                                 attempts):
     judge.status = status
     with pytest.raises(judges.JudgeUnavailable) as err:
         ask(judge, provider, monkeypatch)
@@ -262,10 +263,12 @@ def test_no_retries_when_judge_retries_is_zero(judge, monkeypatch):
 # ---------------------------------------------------------------- envelopes (issue 16.3, 16.4)
 
 ENVELOPES = [
-    ("openai", {"model": MODEL, "choices": [{"message": {"role": "assistant", "content": {"label": "supported"}}}]},
+    ("openai", {"model": MODEL,
+                "choices": [{"message": {"role": "assistant", "content": {"label": "supported"}}}]},
      "content is {'label'"),
     ("openai", {"model": MODEL, "choices": [{"message": {"role": "assistant"}}]}, "content is None"),
-    ("openai", {"model": MODEL, "choices": [{"message": {"content": None, "refusal": "I can't help"}}]}, "refused"),
+    ("openai", {"model": MODEL, "choices": [{"message": {"content": None, "refusal": "I can't help"}}]},
+     "refused"),
     ("openai", {"model": MODEL, "choices": [{"message": "text"}]}, "message is 'text'"),
     ("openai", {"model": MODEL, "choices": "none"}, "choices is 'none'"),
     ("openai", [], "response body is [], not an object"),
@@ -280,11 +283,13 @@ ENVELOPES = [
 
 
 @pytest.mark.parametrize("provider, body, why", ENVELOPES)
-def test_an_off_contract_envelope_is_invalid_not_a_crash_and_not_cached(judge, monkeypatch, provider, body, why):
+def test_an_off_contract_envelope_is_invalid_not_a_crash_and_not_cached(judge, monkeypatch, provider, body,
+                                                                        why):
     judge.raw = json.dumps(body).encode()
     for _ in range(2):                             # a re-run is the same labelled answer, never a traceback
         out = ask(judge, provider, monkeypatch)
-        assert out["label"] == "not_found" and out["reason"].startswith("judge_output_invalid") and why in out["reason"]
+        assert out["label"] == "not_found" and out["reason"].startswith("judge_output_invalid")
+        assert why in out["reason"]
     assert len(judge.cache) == 0 and len(judge.requests) == 2
 
 
@@ -296,7 +301,8 @@ def test_a_lone_surrogate_in_the_evidence_quote_is_off_contract(judge, monkeypat
 def test_a_malformed_entry_an_old_version_cached_is_reported_by_key_and_path(judge, monkeypatch):
     request = {"messages": judges.json_messages(CLAIM, PASSAGES), "schema": judges.JSON_SCHEMA}
     key = request_key("judge.json/openai", config.LOCAL_MODEL, request)
-    judge.cache.put(key, {"function": "judge.json/openai", "model": MODEL, "answer": {"content": {"label": "x"}}})
+    judge.cache.put(key, {"function": "judge.json/openai", "model": MODEL,
+                          "answer": {"content": {"label": "x"}}})
     with pytest.raises(CacheCorrupted) as err:
         ask(judge, "openai", monkeypatch)
     assert key in str(err.value) and "cache.json" in str(err.value) and not judge.requests

@@ -49,7 +49,8 @@ def test_readout_rejects_empty_and_non_finite_input():
 
 
 @pytest.mark.parametrize("probabilities, expected", [
-    ([0.869, 0.1, 0.031], 0.8035), ([0.605, 0.3, 0.095], 0.4075), ([0.5, 0.5], 0.0), ([1.0], 1.0), ([0.25] * 4, 0.0),
+    ([0.869, 0.1, 0.031], 0.8035), ([0.605, 0.3, 0.095], 0.4075), ([0.5, 0.5], 0.0), ([1.0], 1.0),
+    ([0.25] * 4, 0.0),
 ])
 def test_confidence_is_jevs_reference_formula(probabilities, expected):
     """(max p - 1/n) / (1 - 1/n): issue 16.9's pairs (0.869 -> 0.804, 0.605 -> 0.407 with three options)."""
@@ -59,7 +60,8 @@ def test_confidence_is_jevs_reference_formula(probabilities, expected):
 
 def test_score_readout_is_the_expectation_and_its_spread_confidence():
     out = readout.score_readout({"0": math.log(0.2), "1": math.log(0.2), "2": math.log(0.6)})
-    assert out["score"] == pytest.approx(1.4) and out["probabilities"] == pytest.approx({"0": 0.2, "1": 0.2, "2": 0.6})
+    assert out["score"] == pytest.approx(1.4)
+    assert out["probabilities"] == pytest.approx({"0": 0.2, "1": 0.2, "2": 0.6})
     assert out["confidence"] == pytest.approx(1 - (0.2 * 2 + 0.2 * 1) / (2 / 3))
     assert readout.score_readout({"0": 0.0, "1": 0.0, "2": 0.0})["confidence"] == pytest.approx(0.0)
     assert readout.score_readout({"0": -50.0, "1": 0.0, "2": -50.0})["confidence"] == pytest.approx(1.0)
@@ -230,7 +232,8 @@ def fake_llama(monkeypatch):
 
 
 @pytest.mark.parametrize("environ, extra", [({}, False), ({"JUDGE_EXTRA_BUFTS": "1"}, True)])
-def test_the_buffer_type_choice_is_honoured_and_reported_by_health(fake_llama, monkeypatch, tmp_path, environ, extra):
+def test_the_buffer_type_choice_is_honoured_and_reported_by_health(fake_llama, monkeypatch, tmp_path, environ,
+                                                                   extra):
     import httpx
     from citecheck import cli
     from citecheck.local_judge import server as server_module
@@ -240,7 +243,7 @@ def test_the_buffer_type_choice_is_honoured_and_reported_by_health(fake_llama, m
         monkeypatch.setenv(name, value)
     seen = {}
 
-    def serve_once(server):                             # instead of serving until a signal: one /health, then stop
+    def serve_once(server):                 # instead of serving until a signal: one /health, then stop
         import threading
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
@@ -253,7 +256,7 @@ def test_the_buffer_type_choice_is_honoured_and_reported_by_health(fake_llama, m
     assert fake_llama.loads == [extra]                  # the load saw exactly the choice
     assert seen["health"]["buffer_types"] == model_module.buffer_types(extra)
     assert ("extra buffer types off" in seen["health"]["buffer_types"]) is not extra
-    assert fake_llama.low_level.llama_model_default_params is FakeLlamaParams   # llama.cpp's defaults restored
+    assert fake_llama.low_level.llama_model_default_params is FakeLlamaParams    # defaults restored
 
 
 # ---------------------------------------------------------------- the real model (slow)

@@ -29,7 +29,8 @@ def jev_standin(probabilities: dict[str, float] | None = None, *, status: int = 
             return status, {}, {"error": {"message": f"stand-in failure {status}"}}
         body = request.json()
         if literal is not None:
-            return 200, {}, {"model": model, "usage": {"input_tokens": 42, "output_tokens": 1}, "answers": literal}
+            usage = {"input_tokens": 42, "output_tokens": 1}
+            return 200, {}, {"model": model, "usage": usage, "answers": literal}
         answers = {}
         for name, question in body["questions"].items():
             labels = list(question["criteria"])
