@@ -9,6 +9,8 @@ Rules:
   an offline cache miss) is a row with verdict `judge_unavailable` (never automatic) and the others
   are still checked; once the live judge has failed, the rest are only replayed from the cache, so
   one outage costs one timeout. `check` then prints one hint line and exits 1.
+- `auto` is the AUTO_ACCEPT gate (`review.decide`); `check` audits its rows when AUDIT_DB is set
+  (`audit.source`).
 """
 from __future__ import annotations
 
@@ -128,7 +130,9 @@ def run(args, ctx: RunContext) -> int:
     for error in errors:
         print(f"citecheck check: {error}", file=sys.stderr)
     unavailable: list[tuple[str, str]] = []
-    checked = check_matches(document, citations, ctx, unavailable=unavailable)
+    checked = check_matches(document, citations, ctx, threshold=ctx.settings.auto_accept, unavailable=unavailable)
+    if ctx.settings.audit_db is not None:
+        _audit(ctx, args, document, citations, [row for row, _ in checked])
     columns = COLUMNS + ("expected",) * args.expected
     rows = [{**row, "expected": citation.get("expected")} for (row, _), citation in zip(checked, citations)]
     if args.json:
@@ -152,3 +156,13 @@ def agreement_line(rows: list[dict]) -> str:
     named = [row for row in rows if row.get("expected") is not None]
     agree = sum(row["verdict"] == row["expected"] for row in named)
     return f"verdict == expected: {agree}/{len(named)} (of the {len(named)} citations that name one)"
+
+
+def _audit(ctx: RunContext, args, document: Document, citations: list[dict], rows: list[dict]) -> None:
+    from . import audit
+    from .audit.source import write_check
+    conn = audit.connect(ctx.settings.audit_db)
+    try:
+        write_check(conn, args.citations, args.source, document, citations, rows, ctx.settings.typesafe_model)
+    finally:
+        conn.close()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SECRETS = ("TYPESAFE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN",
-           "JUDGE_SERVER_KEY")
+           "JUDGE_SERVER_KEY", "REVIEW_TOKEN")
 
 LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 """The model the local judge serves, and so the one every published cached answer came from."""
@@ -45,7 +45,7 @@ DEFAULTS = {
     "CITECHECK_CACHE": "json_cache.json",
     "CITECHECK_OFFLINE": "0",
     "BATCH_CONCURRENCY": "4",
-    "AUDIT_DB": "audit.db",
+    "AUDIT_DB": "",
     "AUTO_ACCEPT": "0.8",
     "CITECHECK_ALLOW_PRIVATE": "0",
     "CITECHECK_ALLOW_HOSTS": "",
@@ -63,6 +63,9 @@ DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-la
 """openai's default is the local judge's model (served on an OpenAI-compatible endpoint), so offline
 replays hit the published cache; with OPENAI_API_KEY and OpenAI's own base URL it is HOSTED_OPENAI_MODEL
 (`default_models`)."""
+
+JOURNAL = Path("audit.db")
+"""Where `batch` journals (and /review and `calibrate` read) when AUDIT_DB is not set."""
 
 LOCAL_MODEL_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
                    "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error"}
@@ -155,7 +158,7 @@ class Settings:
     cache_path: Path = Path("json_cache.json")
     offline: bool = False
     batch_concurrency: int = 4
-    audit_db: Path = Path("audit.db")
+    audit_db: Path | None = None        # AUDIT_DB when set: verify, /verify and check audit there too
     auto_accept: float = 0.8
     allow_private: bool = False
     allow_hosts: frozenset[tuple[str, int]] = frozenset()
@@ -193,7 +196,7 @@ class Settings:
             cache_path=Path(read.text("CITECHECK_CACHE")),
             offline=read.flag("CITECHECK_OFFLINE"),
             batch_concurrency=read.positive("BATCH_CONCURRENCY", integer=True),
-            audit_db=Path(read.text("AUDIT_DB")),
+            audit_db=Path(read.text("AUDIT_DB")) if read.text("AUDIT_DB") else None,
             auto_accept=read.fraction("AUTO_ACCEPT"),
             allow_private=read.flag("CITECHECK_ALLOW_PRIVATE"),
             allow_hosts=parse_origins(read.text("CITECHECK_ALLOW_HOSTS")),
@@ -207,6 +210,11 @@ class Settings:
             near_miss_max_chars=read.positive("NEAR_MISS_MAX_CHARS", integer=True),
             secrets=secrets,
         )
+
+    @property
+    def journal(self) -> Path:
+        """The audit DB `batch` writes and /review and `calibrate` read: AUDIT_DB, else audit.db."""
+        return self.audit_db or JOURNAL
 
     def replace(self, **changes) -> "Settings":
         """A copy with some settings changed (e.g. a dry run: offline, one more allowed origin)."""

@@ -79,19 +79,25 @@ class Match:
         return self.status == "found" and self.section != self.cited_section
 
 
-def word_diff(quote: str, source: str) -> str:
-    """Word-level diff: [-removed-] {+added+} going from the quote to the source."""
+def word_ops(quote: str, source: str) -> list[tuple[str, str]]:
+    """Word-level diff going from the quote to the source, as (op, words): op is equal, removed or added."""
     a, b = quote.split(), source.split()
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if op == "equal":
-            out.extend(a[i1:i2])
+            out.append(("equal", " ".join(a[i1:i2])))
             continue
         if i2 > i1:
-            out.append("[-" + " ".join(a[i1:i2]) + "-]")
+            out.append(("removed", " ".join(a[i1:i2])))
         if j2 > j1:
-            out.append("{+" + " ".join(b[j1:j2]) + "+}")
-    return " ".join(out)
+            out.append(("added", " ".join(b[j1:j2])))
+    return out
+
+
+def word_diff(quote: str, source: str) -> str:
+    """Word-level diff: [-removed-] {+added+} going from the quote to the source."""
+    marks = {"equal": "{}", "removed": "[-{}-]", "added": "{{+{}+}}"}
+    return " ".join(marks[op].format(words) for op, words in word_ops(quote, source))
 
 
 def _nearest(positions: list[int], around: int) -> list[int]:

@@ -318,9 +318,10 @@ def test_only_model_verdicts_below_the_threshold_go_to_a_person():
             {"label": "not_found", "confidence": 0.0},           # guarded: the quote was not on the page
             {"label": "unreachable", "confidence": None}, {"label": "not_found", "confidence": None}]
     assert [review.needs_review(r, 0.8) for r in rows] == [False, True, True, False, False]
-    assert review.review_share(rows, [0.0, 0.5, 0.8, 1.0]) == [
+    assert review.review_share(rows, [0.0, 0.5, 0.8, 0.99, 1.0]) == [
         {"threshold": 0.0, "to_review": 0, "share": 0.0}, {"threshold": 0.5, "to_review": 1, "share": 0.2},
-        {"threshold": 0.8, "to_review": 2, "share": 0.4}, {"threshold": 1.0, "to_review": 3, "share": 0.6}]
+        {"threshold": 0.8, "to_review": 2, "share": 0.4}, {"threshold": 0.99, "to_review": 3, "share": 0.6},
+        {"threshold": 1.0, "to_review": 5, "share": 1.0}]                 # AUTO_ACCEPT=1: everything
     assert review.review_share([], [0.8]) == [{"threshold": 0.8, "to_review": 0, "share": 0.0}]
 
 
