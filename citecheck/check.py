@@ -48,7 +48,8 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
     judge_ctx = ctx
     out = []
     for citation in citations:
-        match = matching.locate(citation["quote"], document, citation["section"])
+        match = matching.locate(citation["quote"], document, citation["section"],
+                                max_chars=ctx.settings.near_miss_max_chars)
         decided = decide(match, None, threshold)
         if match.status != MISSING:
             source = judge_source(match, document)
