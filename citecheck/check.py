@@ -61,7 +61,7 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
                 decided = UNJUDGED
                 if unavailable is not None:
                     unavailable.append((citation["id"], str(exc)))
-                if not isinstance(exc, CacheMiss):   # the live judge is down: replay only from now on
+                if not isinstance(exc, (CacheMiss, judges.JudgeOutputInvalid)):   # down: replay only from now on
                     judge_ctx = judge_ctx.replace(offline=True)
         out.append((SourceRow(id=citation["id"], status=match.status, section=match.section,
                               **decided).to_dict(), match))
@@ -126,9 +126,10 @@ def add_arguments(parser) -> None:
 
 def run(args, ctx: RunContext) -> int:
     document = sources.load(args.source, args.format or sources.detect_format(args.source))
-    citations, errors = sources.load_citations(args.citations, document)
-    for error in errors:
-        print(f"citecheck check: {error}", file=sys.stderr)
+    loaded = sources.read_citations(args.citations, document)
+    citations, errors = loaded.citations, loaded.errors
+    for message in errors + loaded.warnings:          # a warning (a duplicate id) keeps the citation
+        print(f"citecheck check: {message}", file=sys.stderr)
     unavailable: list[tuple[str, str]] = []
     checked = check_matches(document, citations, ctx, threshold=ctx.settings.auto_accept, unavailable=unavailable)
     if ctx.settings.audit_db is not None:
