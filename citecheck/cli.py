@@ -17,7 +17,8 @@ COMMANDS = {
     "verify": ("citecheck.verify", "verify one claim against its cited URLs (live-web flow)"),
     "batch": ("citecheck.batch", "verify a JSONL batch and print citation precision"),
     "replay": ("citecheck.fetch.storage", "print a stored page by its rid (Crawlbase Storage API)"),
-    "serve": ("citecheck.api", "serve the /verify HTTP API"),
+    "serve": ("citecheck.api", "serve the /verify HTTP API (and /review when REVIEW_TOKEN is set)"),
+    "calibrate": ("citecheck.calibrate", "choose AUTO_ACCEPT from the reviewed rows of the audit DB"),
     "judge-server": ("citecheck.local_judge.server", "start the local judge on 127.0.0.1"),
     "record": ("citecheck.record", "record the cache with the local judge and re-execute the notebooks"),
 }
