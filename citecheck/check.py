@@ -5,18 +5,23 @@ Rules:
   for a claim-only citation); a missing quote asks no model (`review.decide`: fabricated).
 - One row per usable citation, in file order (`vocabulary.SourceRow`); `check` prints the
   CHECK_COLUMNS as a table or as JSON, and exits 1 when a citation was unusable.
+- A document-only citation (no quote and no section: an OpenAI `file_citation`) is skipped with a
+  problem line: there is no quote to find and no section to judge (`checkable`).
+- `--answer FILE` takes the citations from an LLM answer (`answer_citations`); `--fail-on` is the CI
+  gate (`ci_gate`: exit 3 when a listed verdict occurs, after everything is printed).
 """
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Callable
 
-from . import judges, matching, sources
+from . import ci_gate, judges, matching, sources
 from .context import RunContext
 from .review import decide
 from .sources import Document
-from .vocabulary import CHECK_COLUMNS, MISSING, SourceRow
+from .vocabulary import ANSWER_FORMAT_CHOICES, CHECK_COLUMNS, MISSING, SourceRow
 
 
 def judge_source(match: matching.Match, document: Document) -> str:
@@ -65,21 +70,71 @@ def format_table(rows: list[dict]) -> str:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--source", required=True, help="source document (RFC text, Markdown or plain text)")
-    parser.add_argument("--citations", required=True, help="JSON list of {id, claim, quote|null, section}")
+    parser.add_argument("--source", required=True, help="source document (RFC text, Markdown, plain text or PDF)")
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--citations", help="JSON list of {id, claim, quote|null, section}")
+    given.add_argument("--answer", metavar="FILE", help="an LLM answer whose quoted citations of the source "
+                                                        "(document 0) are checked; see `citecheck extract`")
+    parser.add_argument("--answer-format", choices=ANSWER_FORMAT_CHOICES, default="auto",
+                        help="the answer's format (default auto: detected)")
     parser.add_argument("--format", choices=sources.FORMATS, default="rfc", help="how to split the source")
     parser.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    parser.add_argument("--fail-on", type=ci_gate.fail_on_list, metavar="VERDICT[,VERDICT...]",
+                        help=f"exit {ci_gate.GATE_FAILED} when a citation is one of these ({', '.join(ci_gate.FAIL_ON)})")
 
 
 def run(args, ctx: RunContext) -> int:
-    document = sources.load(args.source, args.format)
-    citations, errors = sources.load_citations(args.citations, document)
+    document = sources.load(args.source, args.format, pdf=ctx.settings.pdf)
+    if args.answer:
+        citations, errors = answer_citations(args.answer, args.answer_format, args.source, document, ctx)
+        unusable = 0                                    # the answer's problems are not citations
+    else:
+        citations, errors = sources.load_citations(args.citations, document)
+        unusable = len(errors)
+    citations, skipped = checkable(citations)
+    total, errors = len(citations) + len(skipped) + unusable, errors + skipped
     for error in errors:
         print(f"citecheck check: {error}", file=sys.stderr)
     rows = check_citations(document, citations, ctx)
     if args.json:
         print(json.dumps([{col: row[col] for col in COLUMNS} for row in rows], indent=2))
     else:
-        print(document.summary(len(citations) + len(errors)))
+        print(document.summary(total))
         print(format_table(rows))
-    return 1 if errors else 0
+    gate = ci_gate.verdict_gate(rows, args.fail_on) if args.fail_on else None
+    return ci_gate.finish("check", bool(errors), gate)
+
+
+# ---------------------------------------------------------------- citations from an LLM answer
+
+def checkable(citations: list[dict]) -> tuple[list[dict], list[str]]:
+    """(citations to check, a problem line per citation skipped): a document-only citation (no quote, no
+    section) has nothing to find and no section to judge; one of another document than the source (an
+    answer's document_index other than 0) cannot be found in it."""
+    kept, skipped = [], []
+    for citation in citations:
+        index = citation.get("document_index", 0)
+        if citation.get("quote") is None and citation.get("section") is None:
+            skipped.append(f"citation {citation['id']}: a document-only citation (no quote, no section): "
+                           "skipped, there is nothing to find and no section to judge")
+        elif index != 0:
+            skipped.append(f"citation {citation['id']}: cites document {index} ({citation.get('document')}), "
+                           "not the source (document 0): skipped")
+        else:
+            kept.append(citation)
+    return kept, skipped
+
+
+def answer_citations(answer: str, fmt: str, source: str, document: Document,
+                     ctx: RunContext) -> tuple[list[dict], list[str]]:
+    """The answer's quoted citations, read with the source as document 0 (its text as sent, or the PDF),
+    and the answer's problems, by position. URL citations are batch's: a note says how many."""
+    from .extract.command import read_answer
+    from .extract.documents import read_document
+    from .pdf_text import PdfDocument
+    as_sent = document if isinstance(document, PdfDocument) else read_document(Path(source))
+    result = read_answer(answer, fmt, ctx, [as_sent])
+    if result.claims:
+        print(f"citecheck check: {answer}: {len(result.claims)} claims cite URLs: `citecheck batch {answer}` "
+              "checks those", file=sys.stderr)
+    return result.citations, [f"{answer}: {problem}" for problem in result.problems]

@@ -51,6 +51,10 @@ DEFAULTS = {
     "API_CONCURRENCY": "4",
     "API_QUEUE_TIMEOUT": "5",
     "JUDGE_EXTRA_BUFTS": "0",
+    "ANSWER_MAX_BYTES": str(4 * 1024 * 1024),
+    "PDF_MAX_BYTES": str(20 * 1024 * 1024),
+    "PDF_MAX_PAGES": "300",
+    "PDF_MAX_SECONDS": "60",
 }
 
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}
@@ -129,6 +133,14 @@ class ApiLimits:
 
 
 @dataclass(frozen=True)
+class PdfLimits:
+    """What a PDF source may cost (PDF_* variables); over a limit it is refused, never read in part."""
+    max_bytes: int = 20 * 1024 * 1024
+    max_pages: int = 300
+    max_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every setting of a run, validated. `Settings()` is the documented defaults with no secrets."""
     typesafe_endpoint: str = ""
@@ -153,6 +165,8 @@ class Settings:
     allow_hosts: frozenset[tuple[str, int]] = frozenset()
     api: ApiLimits = field(default_factory=ApiLimits)
     judge_extra_bufts: bool = False
+    answer_max_bytes: int = 4 * 1024 * 1024
+    pdf: PdfLimits = field(default_factory=PdfLimits)
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
@@ -191,6 +205,10 @@ class Settings:
                           concurrency=read.positive("API_CONCURRENCY", integer=True),
                           queue_timeout=read.positive("API_QUEUE_TIMEOUT")),
             judge_extra_bufts=read.flag("JUDGE_EXTRA_BUFTS"),
+            answer_max_bytes=read.positive("ANSWER_MAX_BYTES", integer=True),
+            pdf=PdfLimits(max_bytes=read.positive("PDF_MAX_BYTES", integer=True),
+                          max_pages=read.positive("PDF_MAX_PAGES", integer=True),
+                          max_seconds=read.positive("PDF_MAX_SECONDS")),
             secrets=Secrets.from_env(environ),
         )
 

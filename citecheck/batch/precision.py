@@ -20,9 +20,13 @@ def _ratio(numerator: int, denominator: int) -> str:
     return f"{value} ({numerator}/{denominator})"
 
 
+def ratios(rows: list[dict]) -> dict[str, tuple[int, int]]:
+    """{"citation": (supported, all), "reachable": (supported, all - unreachable)}."""
+    c = counts(rows)
+    return {"citation": (c[SUPPORTED], c["citations"]),
+            "reachable": (c[SUPPORTED], c["citations"] - c[UNREACHABLE])}
+
+
 def precision_lines(rows: list[dict]) -> list[str]:
     """The two headline lines: supported / all, and supported / (all - unreachable) or n/a."""
-    c = counts(rows)
-    reachable = c["citations"] - c[UNREACHABLE]
-    return [f"citation_precision={_ratio(c[SUPPORTED], c['citations'])}",
-            f"reachable_precision={_ratio(c[SUPPORTED], reachable)}"]
+    return [f"{name}_precision={_ratio(*ratio)}" for name, ratio in ratios(rows).items()]

@@ -23,6 +23,7 @@ Rules:
 from __future__ import annotations
 
 from . import markdown
+from ..vocabulary import OPENAI_ANSWER
 from .base import Anchor, AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem, Quote
 from .jsondoc import Malformed, expect, get, index, top
 from .prose import Pieces
@@ -31,7 +32,7 @@ IGNORED = ("container_file_citation", "file_path")
 
 
 class OpenAIReader(JsonReader):
-    name = "openai"
+    name = OPENAI_ANSWER
 
     @classmethod
     def looks_like(cls, data: object) -> bool:

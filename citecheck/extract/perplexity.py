@@ -17,13 +17,14 @@ Rules:
 from __future__ import annotations
 
 from . import markdown
+from ..vocabulary import PERPLEXITY_ANSWER
 from .base import AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem
 from .jsondoc import Malformed, entries, get, top
 from .prose import line_col
 
 
 class PerplexityReader(JsonReader):
-    name = "perplexity"
+    name = PERPLEXITY_ANSWER
 
     @classmethod
     def looks_like(cls, data: object) -> bool:
