@@ -63,7 +63,7 @@ def format_table(rows: list[dict]) -> str:
             return "auto" if value else "review"
         return str(value)
     cells = [[cell(row, col) for col in COLUMNS] for row in rows]
-    widths = [max(len(col), *(len(r[i]) for r in cells)) for i, col in enumerate(COLUMNS)]
+    widths = [max([len(col), *(len(r[i]) for r in cells)]) for i, col in enumerate(COLUMNS)]
     lines = ["  ".join(col.ljust(w) for col, w in zip(COLUMNS, widths))]
     lines += ["  ".join(value.ljust(w) for value, w in zip(r, widths)) for r in cells]
     return "\n".join(line.rstrip() for line in lines)
@@ -128,13 +128,17 @@ def checkable(citations: list[dict]) -> tuple[list[dict], list[str]]:
 def answer_citations(answer: str, fmt: str, source: str, document: Document,
                      ctx: RunContext) -> tuple[list[dict], list[str]]:
     """The answer's quoted citations, read with the source as document 0 (its text as sent, or the PDF),
-    and the answer's problems, by position. URL citations are batch's: a note says how many."""
+    and the answer's problems, by position. URL citations are batch's (a note says how many); an answer
+    without a quoted citation is a ValueError."""
     from .extract.command import read_answer
     from .extract.documents import read_document
     from .pdf_text import PdfDocument
     as_sent = document if isinstance(document, PdfDocument) else read_document(Path(source))
     result = read_answer(answer, fmt, ctx, [as_sent])
+    batch_note = f"{len(result.claims)} claims cite URLs: `citecheck batch {answer}` checks those"
+    if not result.citations:
+        raise ValueError(f"{answer}: no quoted document citations to check" +
+                         (f" ({batch_note})" if result.claims else ""))
     if result.claims:
-        print(f"citecheck check: {answer}: {len(result.claims)} claims cite URLs: `citecheck batch {answer}` "
-              "checks those", file=sys.stderr)
+        print(f"citecheck check: {answer}: {batch_note}", file=sys.stderr)
     return result.citations, [f"{answer}: {problem}" for problem in result.problems]
