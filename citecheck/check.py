@@ -70,7 +70,8 @@ def format_table(rows: list[dict]) -> str:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--source", required=True, help="source document (RFC text, Markdown, plain text or PDF)")
+    parser.add_argument("--source", required=True,
+                        help="source document (RFC text, Markdown, plain text or PDF)")
     given = parser.add_mutually_exclusive_group(required=True)
     given.add_argument("--citations", help="JSON list of {id, claim, quote|null, section}")
     given.add_argument("--answer", metavar="FILE", help="an LLM answer whose quoted citations of the source "
@@ -80,7 +81,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--format", choices=sources.FORMATS, default="rfc", help="how to split the source")
     parser.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     parser.add_argument("--fail-on", type=ci_gate.fail_on_list, metavar="VERDICT[,VERDICT...]",
-                        help=f"exit {ci_gate.GATE_FAILED} when a citation is one of these ({', '.join(ci_gate.FAIL_ON)})")
+                        help=f"exit {ci_gate.GATE_FAILED} when a citation is one of these "
+                             f"({', '.join(ci_gate.FAIL_ON)})")
 
 
 def run(args, ctx: RunContext) -> int:

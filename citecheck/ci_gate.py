@@ -77,7 +77,8 @@ def precision_gate(ratios: dict[str, tuple[int, int]], threshold: float, on: str
     value = supported / counted
     verdict = "failed" if value < threshold else "passed"
     sign = "<" if value < threshold else ">="
-    return Gate(value < threshold, f"gate {verdict}: {name}={value:.4f} ({supported}/{counted}) {sign} {threshold:g}")
+    shown = f"{name}={value:.4f} ({supported}/{counted}) {sign} {threshold:g}"
+    return Gate(value < threshold, f"gate {verdict}: {shown}")
 
 
 def finish(command: str, problems: bool, gate: Gate | None) -> int:

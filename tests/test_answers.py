@@ -1,5 +1,6 @@
-"""LLM answers through the commands: `extract`, `check --answer`, `batch ANSWER`, PDF sources in `check`, and the
-CI gate's exit statuses (0 good, 1 bad input or problems, 2 usage, 3 the gate failed)."""
+"""LLM answers through the commands: `extract`, `check --answer`, `batch ANSWER`, PDF sources in `check`, and
+the CI gate's exit statuses (0 good, 1 bad input or problems, 2 usage, 3 the gate failed)."""
+
 import json
 import shutil
 import socket
@@ -10,7 +11,7 @@ import pytest
 from pdfs import RFC_EXCERPT, blank, build, encrypted, no_text
 from standins.jev import jev_standin
 
-from citecheck import batch, check, ci_gate, cli, config, sources
+from citecheck import batch, ci_gate, cli, config, sources
 from citecheck.batch import inputs
 from citecheck.extract import documents
 from citecheck.pdf_text import PdfDocument
@@ -41,6 +42,7 @@ def read_claims(folder: Path):
 
 # ------------------------------------------------------------ extract
 
+
 @pytest.mark.parametrize("name", list(expected.CLAIMS))
 def test_extract_writes_each_formats_claims_and_reports_its_problems(capsys, tmp_path, name):
     code, out, err = main(capsys, "extract", ANSWERS / name, "--out", tmp_path)
@@ -58,13 +60,15 @@ def test_extract_anthropic_pdf_with_its_document_gives_the_quotes_and_pages(caps
     folder = tmp_path / "docs"
     folder.mkdir()
     shutil.copy(RFC_EXCERPT, folder / RFC_EXCERPT.name)
-    code, out, err = main(capsys, "extract", ANSWERS / "anthropic_pdf.json", "--documents", folder,
-                          "--out", tmp_path / "out")
+    code, out, err = main(
+        capsys, "extract", ANSWERS / "anthropic_pdf.json", "--documents", folder, "--out", tmp_path / "out"
+    )
     assert (code, err) == (0, [])
     assert out.splitlines()[0].startswith("document 0: rfc7519-excerpt.pdf (") and "2 pages)" in out
     cited = json.loads((tmp_path / "out" / "citations.json").read_text(encoding="utf-8"))
-    assert [(c["section"], c["start_page_number"], c["end_page_number"]) for c in cited] == \
-        [row[:3] for row in expected.PDF_QUOTES]
+    assert [(c["section"], c["start_page_number"], c["end_page_number"]) for c in cited] == [
+        row[:3] for row in expected.PDF_QUOTES
+    ]
     assert cited[0]["quote"] == 'The "iss" (issuer) claim identifies the principal that issued the JWT. '
     assert read_claims(tmp_path / "out") == []
 
@@ -73,11 +77,15 @@ def test_extract_anthropic_rfc_against_the_text_as_sent_reports_the_two_bad_quot
     folder = tmp_path / "docs"
     folder.mkdir()
     shutil.copy(RFC, folder / "rfc7519.txt")
-    code, _, err = main(capsys, "extract", ANSWERS / "anthropic_rfc.json", "--documents", folder, "--out", tmp_path)
+    code, _, err = main(
+        capsys, "extract", ANSWERS / "anthropic_rfc.json", "--documents", folder, "--out", tmp_path
+    )
     assert code == 1
-    assert err == [f"citecheck extract: {ANSWERS / 'anthropic_rfc.json'}: $.content[{n}].citations[0]: cited_text is "
-                   f"not the text at characters {span} of document 0" for n, span in ((9, "45179-45246"),
-                                                                                      (15, "18679-18764"))]
+    assert err == [
+        f"citecheck extract: {ANSWERS / 'anthropic_rfc.json'}: $.content[{n}].citations[0]: cited_text is "
+        f"not the text at characters {span} of document 0"
+        for n, span in ((9, "45179-45246"), (15, "18679-18764"))
+    ]
     cited = json.loads((tmp_path / "citations.json").read_text(encoding="utf-8"))
     given = {c["id"]: c["claim"] for c in json.loads(Path("data/citations.json").read_text(encoding="utf-8"))}
     assert [c["claim"] for c in cited] == [given[i] for i in expected.RFC_CLAIM_IDS]
@@ -95,13 +103,19 @@ def test_documents_are_the_manifest_in_order_else_the_files_sorted_by_name(tmp_p
         (tmp_path / name).write_text(text, encoding="utf-8")
     assert documents.read_documents(tmp_path).documents == ["Ay.", "Bee."]
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.7\nnot really%%EOF")
-    (tmp_path / documents.MANIFEST).write_text("# sent in this order\nb.txt\n\nbroken.pdf\nmissing.txt\na.txt\n")
+    (tmp_path / documents.MANIFEST).write_text(
+        "# sent in this order\nb.txt\n\nbroken.pdf\nmissing.txt\na.txt\n"
+    )
     cited = documents.read_documents(tmp_path)
     assert cited.names == ["b.txt", "broken.pdf", "missing.txt", "a.txt"]
     assert cited.documents == ["Bee.", None, None, "Ay."]
-    assert [(p.where, p.kind) for p in cited.problems] == [(f"{tmp_path / documents.MANIFEST}:4", "unreadable_document"),
-                                                           (f"{tmp_path / documents.MANIFEST}:5", "unreadable_document")]
-    assert "broken.pdf: pdf_corrupt" in str(cited.problems[0]) and "document 1 is not checked" in str(cited.problems[0])
+    assert [(p.where, p.kind) for p in cited.problems] == [
+        (f"{tmp_path / documents.MANIFEST}:4", "unreadable_document"),
+        (f"{tmp_path / documents.MANIFEST}:5", "unreadable_document"),
+    ]
+    assert "broken.pdf: pdf_corrupt" in str(cited.problems[0]) and "document 1 is not checked" in str(
+        cited.problems[0]
+    )
     assert "missing.txt: no such file; document 2 is not checked" in str(cited.problems[1])
 
 
@@ -113,13 +127,24 @@ def test_a_pdf_document_is_a_pdf_by_its_bytes_not_its_name(tmp_path):
     assert "1-latin1.txt: not UTF-8 text (byte 3) and not a PDF" in str(cited.problems[0])
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--format", "openai", ANSWERS / "perplexity.json"],
-     "not an openai answer: $.object: is 'chat.completion', not 'response'"),
-    (["--format", "anthropic", ANSWERS / "markdown.md"], "not an anthropic answer: line 1:1: not valid JSON"),
-    (["--format", "markdown", ANSWERS / "openai.json"], "not a markdown answer: line 1:1: this is a JSON document"),
-    (["data/answers/none.json"], "answer file not found: data/answers/none.json"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["--format", "openai", ANSWERS / "perplexity.json"],
+            "not an openai answer: $.object: is 'chat.completion', not 'response'",
+        ),
+        (
+            ["--format", "anthropic", ANSWERS / "markdown.md"],
+            "not an anthropic answer: line 1:1: not valid JSON",
+        ),
+        (
+            ["--format", "markdown", ANSWERS / "openai.json"],
+            "not a markdown answer: line 1:1: this is a JSON document",
+        ),
+        (["data/answers/none.json"], "answer file not found: data/answers/none.json"),
+    ],
+)
 def test_extract_an_answer_not_in_its_format_is_one_line_and_writes_nothing(capsys, tmp_path, argv, message):
     code, out, err = main(capsys, "extract", *argv, "--out", tmp_path / "out")
     assert code == 1 and len(err) == 1 and err[0].startswith(f"citecheck extract: error: {message}")
@@ -129,23 +154,39 @@ def test_extract_an_answer_not_in_its_format_is_one_line_and_writes_nothing(caps
 def test_an_answer_over_answer_max_bytes_is_refused(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("ANSWER_MAX_BYTES", "100")
     code, _, err = main(capsys, "extract", ANSWERS / "openai.json", "--out", tmp_path)
-    assert code == 1 and err == [f"citecheck extract: error: {ANSWERS / 'openai.json'}: "
-                                 f"{(ANSWERS / 'openai.json').stat().st_size:,} bytes, over the 100-byte limit for an "
-                                 "answer (ANSWER_MAX_BYTES)"]
+    assert code == 1 and err == [
+        f"citecheck extract: error: {ANSWERS / 'openai.json'}: "
+        f"{(ANSWERS / 'openai.json').stat().st_size:,} bytes, over the 100-byte limit for an "
+        "answer (ANSWER_MAX_BYTES)"
+    ]
 
 
 def test_extract_and_check_fetch_nothing(capsys, tmp_path, monkeypatch, jev):
     real = socket.socket.connect
+
     def only_the_judge(sock, address):
         assert f"http://127.0.0.1:{address[1]}" == jev.url, f"connected to {address}"
         return real(sock, address)
+
     monkeypatch.setattr(socket.socket, "connect", only_the_judge)
     assert main(capsys, "extract", ANSWERS / "perplexity.json", "--out", tmp_path)[0] == 1
-    assert main(capsys, "check", "--answer", ANSWERS / "anthropic_pdf.json", "--source", RFC_EXCERPT,
-                "--format", "pdf")[0] == 0
+    assert (
+        main(
+            capsys,
+            "check",
+            "--answer",
+            ANSWERS / "anthropic_pdf.json",
+            "--source",
+            RFC_EXCERPT,
+            "--format",
+            "pdf",
+        )[0]
+        == 0
+    )
 
 
 # ------------------------------------------------------------ check --answer
+
 
 def statuses(out: str) -> list[tuple[str, str]]:
     rows = [line.split() for line in out.splitlines()[2:]]
@@ -154,35 +195,73 @@ def statuses(out: str) -> list[tuple[str, str]]:
 
 def test_check_an_anthropic_answer_against_the_rfc(capsys, jev):
     code, out, err = main(capsys, "check", "--answer", ANSWERS / "anthropic_rfc.json", "--source", RFC)
-    assert code == 1                                     # the two cited_text mismatches are problems
-    assert [line.split(": ")[2] for line in err] == ["$.content[9].citations[0]", "$.content[15].citations[0]"]
+    assert code == 1  # the two cited_text mismatches are problems
+    assert [line.split(": ")[2] for line in err] == [
+        "$.content[9].citations[0]",
+        "$.content[15].citations[0]",
+    ]
     assert out.splitlines()[0] == "58,357 characters, 45 numbered sections, 8 citations"
     assert [status for _, status in statuses(out)] == [status for status, _ in expected.RFC_STATUSES]
 
 
 def test_check_an_anthropic_answer_against_the_pdf_finds_quotes_across_pdf_breaks(capsys, jev):
-    code, out, err = main(capsys, "check", "--answer", ANSWERS / "anthropic_pdf.json", "--source", RFC_EXCERPT,
-                          "--format", "pdf", "--json")
+    code, out, err = main(
+        capsys,
+        "check",
+        "--answer",
+        ANSWERS / "anthropic_pdf.json",
+        "--source",
+        RFC_EXCERPT,
+        "--format",
+        "pdf",
+        "--json",
+    )
     assert (code, err) == (0, [])
     rows = json.loads(out)
-    assert [(r["id"], r["verdict"]) for r in rows][3:] == [("q4", "verified"), ("q5", "verified"), ("q6", "fabricated")]
-    assert [r["auto"] for r in rows] == [True, True, True, False, True, True]      # the misquote goes to a person
+    assert [(r["id"], r["verdict"]) for r in rows][3:] == [
+        ("q4", "verified"),
+        ("q5", "verified"),
+        ("q6", "fabricated"),
+    ]
+    assert [r["auto"] for r in rows] == [True, True, True, False, True, True]  # the misquote goes to a person
     document = sources.load(RFC_EXCERPT, "pdf")
     assert isinstance(document, PdfDocument) and document.summary(6).endswith(", 2 pages, 6 citations")
 
 
 def test_check_an_answer_with_no_quoted_citation_is_bad_input(capsys):
     code, out, err = main(capsys, "check", "--answer", ANSWERS / "perplexity.json", "--source", RFC)
-    assert code == 1 and err == [f"citecheck check: error: {ANSWERS / 'perplexity.json'}: no quoted document citations "
-                                 f"to check (3 claims cite URLs: `citecheck batch {ANSWERS / 'perplexity.json'}` checks "
-                                 "those)"]
+    assert code == 1 and err == [
+        f"citecheck check: error: {ANSWERS / 'perplexity.json'}: no quoted document citations "
+        f"to check (3 claims cite URLs: `citecheck batch {ANSWERS / 'perplexity.json'}` checks "
+        "those)"
+    ]
 
 
 def openai_file_search(tmp_path: Path) -> Path:
     text = "The iss claim identifies who issued the JWT. The exp claim is OPTIONAL."
-    answer = {"object": "response", "output": [{"type": "message", "role": "assistant", "content": [
-        {"type": "output_text", "text": text, "annotations": [
-            {"type": "file_citation", "file_id": "file-rfc", "filename": "rfc7519.txt", "index": len(text)}]}]}]}
+    answer = {
+        "object": "response",
+        "output": [
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "output_text",
+                        "text": text,
+                        "annotations": [
+                            {
+                                "type": "file_citation",
+                                "file_id": "file-rfc",
+                                "filename": "rfc7519.txt",
+                                "index": len(text),
+                            }
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
     path = tmp_path / "file_search.json"
     path.write_text(json.dumps(answer), encoding="utf-8")
     return path
@@ -192,16 +271,28 @@ def test_a_document_only_citation_is_skipped_with_a_problem_line(capsys, tmp_pat
     answer = openai_file_search(tmp_path)
     code, out, err = main(capsys, "check", "--answer", answer, "--source", RFC)
     assert code == 1
-    assert err == [f"citecheck check: {answer}: $.output[0].content[0].annotations[0]: file_citation of rfc7519.txt "
-                   "quotes nothing: the claim can only be judged against the whole file",
-                   "citecheck check: citation q1: a document-only citation (no quote, no section): skipped, there is "
-                   "nothing to find and no section to judge"]
-    assert out.splitlines()[0].endswith("1 citations") and len(out.splitlines()) == 2        # header only
+    assert err == [
+        f"citecheck check: {answer}: $.output[0].content[0].annotations[0]: file_citation of rfc7519.txt "
+        "quotes nothing: the claim can only be judged against the whole file",
+        "citecheck check: citation q1: a document-only citation (no quote, no section): skipped, there is "
+        "nothing to find and no section to judge",
+    ]
+    assert out.splitlines()[0].endswith("1 citations") and len(out.splitlines()) == 2  # header only
     hand_written = tmp_path / "citations.json"
-    hand_written.write_text(json.dumps([{"id": "h1", "claim": "x", "quote": None, "section": None},
-                                        {"id": "h2", "claim": "x", "quote": None, "section": "4.1.4"}]))
+    hand_written.write_text(
+        json.dumps(
+            [
+                {"id": "h1", "claim": "x", "quote": None, "section": None},
+                {"id": "h2", "claim": "x", "quote": None, "section": "4.1.4"},
+            ]
+        )
+    )
     code, out, err = main(capsys, "check", "--citations", hand_written, "--source", RFC)
-    assert code == 1 and len(err) == 1 and err[0].startswith("citecheck check: citation h1: a document-only citation")
+    assert (
+        code == 1
+        and len(err) == 1
+        and err[0].startswith("citecheck check: citation h1: a document-only citation")
+    )
     assert statuses(out) == [("h2", "section-only")]
 
 
@@ -212,26 +303,45 @@ def test_a_citation_of_another_document_is_skipped(capsys, tmp_path, jev):
     path.write_text(json.dumps(answer), encoding="utf-8")
     code, out, err = main(capsys, "check", "--answer", path, "--source", RFC_EXCERPT, "--format", "pdf")
     assert code == 1
-    assert err == [f"citecheck check: {path}: $.content[1].citations[0].document_index: document 1 was not given "
-                   "(1 documents)",
-                   "citecheck check: citation q1: cites document 1 (rfc7519-excerpt.pdf), not the source (document 0): "
-                   "skipped"]
+    assert err == [
+        f"citecheck check: {path}: $.content[1].citations[0].document_index: document 1 was not given "
+        "(1 documents)",
+        "citecheck check: citation q1: cites document 1 (rfc7519-excerpt.pdf), not the source (document 0): "
+        "skipped",
+    ]
     assert [cid for cid, _ in statuses(out)] == ["q2", "q3", "q4", "q5", "q6"]
 
 
 # ------------------------------------------------------------ PDF sources in check
 
+
 def test_check_a_pdf_the_test_builds_finds_quotes_across_every_break(capsys, tmp_path, jev):
-    pages = [["Water boils at a lower tempera-", "ture on a mountain, and the \ufb01rst reading",
-              "of the day is case-", "sensitive to altitude. This sentence runs"],
-             ["on to the second page, past the header. A case for sensitive probes."]]
+    pages = [
+        [
+            "Water boils at a lower tempera-",
+            "ture on a mountain, and the \ufb01rst reading",
+            "of the day is case-",
+            "sensitive to altitude. This sentence runs",
+        ],
+        ["on to the second page, past the header. A case for sensitive probes."],
+    ]
     pdf = tmp_path / "notes.pdf"
     pdf.write_bytes(build(pages, header="Kettle & Flame lab notes"))
-    quotes = ["Water boils at a lower temperature on a mountain", "the first reading of the day",
-              "case-sensitive to altitude.", "This sentence runs on to the second page, past the header."]
+    quotes = [
+        "Water boils at a lower temperature on a mountain",
+        "the first reading of the day",
+        "case-sensitive to altitude.",
+        "This sentence runs on to the second page, past the header.",
+    ]
     citations = tmp_path / "citations.json"
-    citations.write_text(json.dumps([{"id": f"p{n}", "claim": "A claim.", "quote": q, "section": "1"}
-                                     for n, q in enumerate(quotes, 1)]))
+    citations.write_text(
+        json.dumps(
+            [
+                {"id": f"p{n}", "claim": "A claim.", "quote": q, "section": "1"}
+                for n, q in enumerate(quotes, 1)
+            ]
+        )
+    )
     code, out, err = main(capsys, "check", "--source", pdf, "--format", "pdf", "--citations", citations)
     assert (code, err) == (0, [])
     assert out.splitlines()[0].endswith(" characters, 2 pages, 4 citations")
@@ -239,18 +349,23 @@ def test_check_a_pdf_the_test_builds_finds_quotes_across_every_break(capsys, tmp
     assert "Kettle & Flame" not in sources.load(pdf, "pdf").text
 
 
-@pytest.mark.parametrize("make, reason", [
-    (lambda: encrypted(build([["Secret."]]), "pw"), "pdf_unsupported: encrypted: a password is needed"),
-    (lambda: b"%PDF-1.7\n" + b"\x00garbage" * 50 + b"\n%%EOF\n", "pdf_corrupt: "),
-    (lambda: build([["Cut short."]])[:900], "pdf_truncated: no %%EOF marker"),
-    (lambda: blank(500), "pdf_too_large: 500 pages, over the 300-page limit (PDF_MAX_PAGES)"),
-    (lambda: b"<html><body>Not a PDF</body></html>", "not_pdf: not a PDF: no %PDF- header"),
-    (lambda: no_text(1), "pdf_unsupported: no extractable text on any of its 1 pages"),
-])
+@pytest.mark.parametrize(
+    "make, reason",
+    [
+        (lambda: encrypted(build([["Secret."]]), "pw"), "pdf_unsupported: encrypted: a password is needed"),
+        (lambda: b"%PDF-1.7\n" + b"\x00garbage" * 50 + b"\n%%EOF\n", "pdf_corrupt: "),
+        (lambda: build([["Cut short."]])[:900], "pdf_truncated: no %%EOF marker"),
+        (lambda: blank(500), "pdf_too_large: 500 pages, over the 300-page limit (PDF_MAX_PAGES)"),
+        (lambda: b"<html><body>Not a PDF</body></html>", "not_pdf: not a PDF: no %PDF- header"),
+        (lambda: no_text(1), "pdf_unsupported: no extractable text on any of its 1 pages"),
+    ],
+)
 def test_a_pdf_check_cannot_read_is_one_line(capsys, tmp_path, make, reason):
     pdf = tmp_path / "x.pdf"
     pdf.write_bytes(make())
-    code, out, err = main(capsys, "check", "--source", pdf, "--format", "pdf", "--citations", "data/citations.json")
+    code, out, err = main(
+        capsys, "check", "--source", pdf, "--format", "pdf", "--citations", "data/citations.json"
+    )
     assert code == 1 and out == ""
     assert len(err) == 1 and err[0].startswith(f"citecheck check: error: x.pdf: {reason}")
 
@@ -259,10 +374,14 @@ def test_pdf_limits_are_settings(capsys, tmp_path, monkeypatch):
     pdf = tmp_path / "two.pdf"
     pdf.write_bytes(build([["One."], ["Two."]]))
     monkeypatch.setenv("PDF_MAX_PAGES", "1")
-    code, _, err = main(capsys, "check", "--source", pdf, "--format", "pdf", "--citations", "data/citations.json")
+    code, _, err = main(
+        capsys, "check", "--source", pdf, "--format", "pdf", "--citations", "data/citations.json"
+    )
     assert code == 1 and "2 pages, over the 1-page limit (PDF_MAX_PAGES)" in err[0]
     monkeypatch.setenv("PDF_MAX_BYTES", "1000")
-    code, _, err = main(capsys, "check", "--source", pdf, "--format", "pdf", "--citations", "data/citations.json")
+    code, _, err = main(
+        capsys, "check", "--source", pdf, "--format", "pdf", "--citations", "data/citations.json"
+    )
     assert code == 1 and "over the 1,000-byte limit (PDF_MAX_BYTES)" in err[0]
     limits = config.Settings.from_env({"PDF_MAX_SECONDS": "2.5", "ANSWER_MAX_BYTES": "7"})
     assert (limits.pdf, limits.answer_max_bytes) == (config.PdfLimits(max_seconds=2.5), 7)
@@ -274,15 +393,19 @@ def test_pdf_limits_are_settings(capsys, tmp_path, monkeypatch):
 
 # ------------------------------------------------------------ batch ANSWER
 
+
 @pytest.fixture
 def verified(monkeypatch):
     """verify_citation replaced: supported unless the URL is in `.refuse` (no page, no judge)."""
+
     class Fake:
         refuse = {f"{expected.SITE}/articles/steam-tables": "unreachable"}
         calls = []
+
     def verify_citation(claim, url, ctx):
         Fake.calls.append((claim, url))
         return {"url": url, "label": Fake.refuse.get(url, "supported"), "confidence": 0.9}
+
     monkeypatch.setattr("citecheck.verify.verify_citation", verify_citation)
     return Fake
 
@@ -290,37 +413,52 @@ def verified(monkeypatch):
 def test_batch_reads_an_answer_and_reports_its_problems_by_position(capsys, verified):
     code, out, err = main(capsys, "batch", ANSWERS / "perplexity.json")
     assert code == 1
-    assert err == [f"citecheck batch: {ANSWERS / 'perplexity.json'}: {p}" for p in expected.PROBLEMS["perplexity.json"]]
-    assert verified.calls == [(claim, url) for claim, urls in expected.CLAIMS["perplexity.json"] for url in urls]
+    assert err == [
+        f"citecheck batch: {ANSWERS / 'perplexity.json'}: {p}" for p in expected.PROBLEMS["perplexity.json"]
+    ]
+    assert verified.calls == [
+        (claim, url) for claim, urls in expected.CLAIMS["perplexity.json"] for url in urls
+    ]
     assert out.splitlines() == ["citation_precision=0.8000 (4/5)", "reachable_precision=1.0000 (4/4)"]
 
 
-@pytest.mark.parametrize("argv, code, gate", [
-    (["--fail-under", "0.9"], 3, "gate failed: citation_precision=0.8000 (4/5) < 0.9"),
-    (["--fail-under", "0.8"], 1, "gate passed: citation_precision=0.8000 (4/5) >= 0.8"),
-    (["--fail-under", "0.9", "--on", "reachable"], 1, "gate passed: reachable_precision=1.0000 (4/4) >= 0.9"),
-])
+@pytest.mark.parametrize(
+    "argv, code, gate",
+    [
+        (["--fail-under", "0.9"], 3, "gate failed: citation_precision=0.8000 (4/5) < 0.9"),
+        (["--fail-under", "0.8"], 1, "gate passed: citation_precision=0.8000 (4/5) >= 0.8"),
+        (
+            ["--fail-under", "0.9", "--on", "reachable"],
+            1,
+            "gate passed: reachable_precision=1.0000 (4/4) >= 0.9",
+        ),
+    ],
+)
 def test_batch_gate_exit_statuses(capsys, verified, argv, code, gate):
     got, out, err = main(capsys, "batch", ANSWERS / "perplexity.json", *argv)
     assert (got, err[-1]) == (code, f"citecheck batch: {gate}")
-    assert out.splitlines()[0] == "citation_precision=0.8000 (4/5)"          # printed before the gate decides
+    assert out.splitlines()[0] == "citation_precision=0.8000 (4/5)"  # printed before the gate decides
 
 
 def test_batch_gate_on_a_clean_claims_file_and_nothing_reachable(capsys, tmp_path, verified):
     path = tmp_path / "claims.jsonl"
-    path.write_text(json.dumps({"id": "a", "claim": "x", "urls": [f"{expected.SITE}/articles/steam-tables"]}) + "\n")
+    path.write_text(
+        json.dumps({"id": "a", "claim": "x", "urls": [f"{expected.SITE}/articles/steam-tables"]}) + "\n"
+    )
     assert main(capsys, "batch", path, "--fail-under", "0")[0] == 0
     code, _, err = main(capsys, "batch", path, "--fail-under", "0", "--on", "reachable")
-    assert code == 3 and err[-1] == ("citecheck batch: gate failed: reachable_precision is n/a (no citation counted), "
-                                     "the gate needs 0")
+    assert code == 3 and err[-1] == (
+        "citecheck batch: gate failed: reachable_precision is n/a (no citation counted), the gate needs 0"
+    )
 
 
 def test_batch_of_an_answer_with_only_quoted_citations(capsys):
     code, _, err = main(capsys, "batch", ANSWERS / "anthropic_pdf.json")
     assert code == 1 and err == [
-        f"citecheck batch: {ANSWERS / 'anthropic_pdf.json'}: 6 quoted document citations: `citecheck check --answer "
-        f"{ANSWERS / 'anthropic_pdf.json'} --source DOCUMENT` checks those",
-        f"citecheck batch: error: {ANSWERS / 'anthropic_pdf.json'}: no valid claims to check"]
+        f"citecheck batch: {ANSWERS / 'anthropic_pdf.json'}: 6 quoted document citations: "
+        f"`citecheck check --answer {ANSWERS / 'anthropic_pdf.json'} --source DOCUMENT` checks those",
+        f"citecheck batch: error: {ANSWERS / 'anthropic_pdf.json'}: no valid claims to check",
+    ]
 
 
 def test_claims_files_are_told_from_answers(tmp_path, ctx):
@@ -330,30 +468,60 @@ def test_claims_files_are_told_from_answers(tmp_path, ctx):
     odd.write_text("{oops\n")
     assert inputs.is_claims_file(claims) and inputs.is_claims_file(odd)
     assert not any(inputs.is_claims_file(ANSWERS / name) for name in expected.CLAIMS)
-    assert [c.id for c in inputs.read_input(ANSWERS / "openai.json", "auto", ctx).claims] == ["c1", "c2", "c3"]
+    assert [c.id for c in inputs.read_input(ANSWERS / "openai.json", "auto", ctx).claims] == [
+        "c1",
+        "c2",
+        "c3",
+    ]
 
 
 def test_run_batch_takes_an_answer_too(tmp_path, ctx):
-    result = batch.run_batch(ANSWERS / "markdown.md", ctx, db=tmp_path / "a.db",
-                             verify=lambda claim, url: {"url": url, "label": "supported"})
+    result = batch.run_batch(
+        ANSWERS / "markdown.md",
+        ctx,
+        db=tmp_path / "a.db",
+        verify=lambda claim, url: {"url": url, "label": "supported"},
+    )
     assert [(r["id"], r["url"]) for r in result.rows] == [
-        (f"c{n}", url) for n, (_, urls) in enumerate(expected.CLAIMS["markdown.md"], 1) for url in urls]
+        (f"c{n}", url) for n, (_, urls) in enumerate(expected.CLAIMS["markdown.md"], 1) for url in urls
+    ]
     assert result.problems == expected.PROBLEMS["markdown.md"]
 
 
 # ------------------------------------------------------------ check --fail-on
 
-@pytest.mark.parametrize("fail_on, code, gate", [
-    ("contradicted", 0, "gate passed: no citation is contradicted (6 checked)"),
-    ("contradicted,fabricated", 3, "gate failed: 1 of 6 citations are contradicted or fabricated: q6 fabricated"),
-    ("misquoted,fabricated", 3, "gate failed: 2 of 6 citations are misquoted or fabricated: q4 misquoted, "
-                                "q6 fabricated"),
-])
+
+@pytest.mark.parametrize(
+    "fail_on, code, gate",
+    [
+        ("contradicted", 0, "gate passed: no citation is contradicted (6 checked)"),
+        (
+            "contradicted,fabricated",
+            3,
+            "gate failed: 1 of 6 citations are contradicted or fabricated: q6 fabricated",
+        ),
+        (
+            "misquoted,fabricated",
+            3,
+            "gate failed: 2 of 6 citations are misquoted or fabricated: q4 misquoted, q6 fabricated",
+        ),
+    ],
+)
 def test_check_gate_exit_statuses(capsys, jev, fail_on, code, gate):
-    got, out, err = main(capsys, "check", "--answer", ANSWERS / "anthropic_pdf.json", "--source", RFC_EXCERPT,
-                         "--format", "pdf", "--fail-on", fail_on)
+    got, out, err = main(
+        capsys,
+        "check",
+        "--answer",
+        ANSWERS / "anthropic_pdf.json",
+        "--source",
+        RFC_EXCERPT,
+        "--format",
+        "pdf",
+        "--fail-on",
+        fail_on,
+    )
     assert (got, err) == (code, [f"citecheck check: {gate}"])
-    assert len(out.splitlines()) == 8                                       # the table is printed first
+    assert len(out.splitlines()) == 8  # the table is printed first
 
 
 def test_the_gate_wins_over_problems_and_a_passing_gate_keeps_them(capsys, jev):
@@ -362,23 +530,38 @@ def test_the_gate_wins_over_problems_and_a_passing_gate_keeps_them(capsys, jev):
     assert main(capsys, *argv, "--fail-on", "unsupported")[0] == ci_gate.PROBLEMS
 
 
-@pytest.mark.parametrize("argv", [["check", "--fail-on", "verified"], ["check", "--fail-on", ","],
-                                  ["batch", "--fail-under", "1.5"], ["batch", "--fail-under", "high"],
-                                  ["batch", "--on", "everything"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--fail-on", "verified"],
+        ["check", "--fail-on", ","],
+        ["batch", "--fail-under", "1.5"],
+        ["batch", "--fail-under", "high"],
+        ["batch", "--on", "everything"],
+    ],
+)
 def test_a_bad_gate_is_a_usage_error(capsys, argv):
     with pytest.raises(SystemExit) as raised:
-        cli.main([*argv, "--source", RFC, "--citations", "data/citations.json"] if argv[0] == "check"
-                 else [*argv, "data/claims.jsonl"])
+        cli.main(
+            [*argv, "--source", RFC, "--citations", "data/citations.json"]
+            if argv[0] == "check"
+            else [*argv, "data/claims.jsonl"]
+        )
     assert raised.value.code == 2
     assert "error: argument --" in capsys.readouterr().err
 
 
 def test_verdict_gate_and_finish():
-    rows = [{"id": "a", "status": "found", "verdict": "verified"}, {"id": "b", "status": "misquoted",
-                                                                    "verdict": "unsupported"}]
-    assert ci_gate.verdict_gate(rows, ("unsupported", "misquoted")).message == \
-        "gate failed: 1 of 2 citations are unsupported or misquoted: b unsupported"
-    assert ci_gate.verdict_gate(rows, ("fabricated",)) == ci_gate.Gate(False, "gate passed: no citation is fabricated "
-                                                                              "(2 checked)")
+    rows = [
+        {"id": "a", "status": "found", "verdict": "verified"},
+        {"id": "b", "status": "misquoted", "verdict": "unsupported"},
+    ]
+    assert (
+        ci_gate.verdict_gate(rows, ("unsupported", "misquoted")).message
+        == "gate failed: 1 of 2 citations are unsupported or misquoted: b unsupported"
+    )
+    assert ci_gate.verdict_gate(rows, ("fabricated",)) == ci_gate.Gate(
+        False, "gate passed: no citation is fabricated (2 checked)"
+    )
     assert ci_gate.finish("x", False, None) == 0 and ci_gate.finish("x", True, None) == 1
     assert ci_gate.precision_gate({"citation": (9, 10)}, 0.9, "citation").failed is False

@@ -54,9 +54,10 @@ def test_each_url_citing_example(name):
 
 
 def test_problem_kinds_of_the_examples():
-    kinds = {name: [p.kind for p in extract.extract_file(f"{ANSWERS}/{name}").problems] for name in expected.CLAIMS}
-    assert kinds == {"markdown.md": ["uncited_source"], "perplexity.json": ["dangling_marker", "uncited_source"],
-                     "openai.json": ["out_of_range"], "anthropic_web.json": []}
+    kinds = {name: [p.kind for p in extract.extract_file(f"{ANSWERS}/{name}").problems]
+             for name in expected.CLAIMS}
+    assert kinds == {"markdown.md": ["uncited_source"], "openai.json": ["out_of_range"], "anthropic_web.json": [],
+                     "perplexity.json": ["dangling_marker", "uncited_source"]}
 
 
 def test_anthropic_rfc_example_gives_the_cookbook_citations_and_their_statuses():

@@ -126,8 +126,8 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
 def add_arguments(parser) -> None:
     parser.add_argument("file", help='JSONL, one {"id", "claim", "urls"} object per line, or an LLM answer')
     parser.add_argument("--format", choices=INPUT_FORMATS, default="auto",
-                        help="claims (JSONL) or an answer format (default auto: a .jsonl file or one whose first "
-                             "line is a claim is a claims file, anything else an answer)")
+                        help="claims (JSONL) or an answer format (default auto: a .jsonl file, or one whose "
+                             "first line is a claim, is a claims file; anything else an answer)")
     parser.add_argument("--out", help="write one CSV row per citation to this file")
     parser.add_argument("--batch", help="batch name in the audit DB (default: the file name without "
                         "extension); the same name resumes, a new name starts over")
@@ -135,8 +135,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--fail-under", type=ci_gate.fraction, metavar="X",
                         help=f"exit {ci_gate.GATE_FAILED} when the precision (--on) is below X (0-1)")
     parser.add_argument("--on", choices=ci_gate.PRECISIONS, default=ci_gate.PRECISIONS[0],
-                        help="which precision --fail-under reads (default citation: a dead link counts against "
-                             "the answer)")
+                        help="which precision --fail-under reads (default citation: a dead link counts "
+                             "against the answer)")
 
 
 def run(args, ctx: RunContext) -> int:
@@ -156,5 +156,7 @@ def run(args, ctx: RunContext) -> int:
         print(line)
     if args.out:
         write_csv(result.rows, args.out)
-    gate = None if args.fail_under is None else ci_gate.precision_gate(ratios(result.rows), args.fail_under, args.on)
+    gate = None
+    if args.fail_under is not None:
+        gate = ci_gate.precision_gate(ratios(result.rows), args.fail_under, args.on)
     return ci_gate.finish("batch", bool(parsed.problems), gate)

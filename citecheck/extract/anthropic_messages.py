@@ -26,8 +26,8 @@ Rules:
 from __future__ import annotations
 
 from ..sources import Document
-from . import markdown
 from ..vocabulary import ANTHROPIC_ANSWER
+from . import markdown
 from .base import Anchor, AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem, Quote
 from .jsondoc import Malformed, entries, expect, get, index, top
 from .prose import Pieces

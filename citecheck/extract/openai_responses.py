@@ -22,8 +22,8 @@ Rules:
 """
 from __future__ import annotations
 
-from . import markdown
 from ..vocabulary import OPENAI_ANSWER
+from . import markdown
 from .base import Anchor, AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem, Quote
 from .jsondoc import Malformed, expect, get, index, top
 from .prose import Pieces

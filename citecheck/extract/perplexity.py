@@ -16,8 +16,8 @@ Rules:
 """
 from __future__ import annotations
 
-from . import markdown
 from ..vocabulary import PERPLEXITY_ANSWER
+from . import markdown
 from .base import AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem
 from .jsondoc import Malformed, entries, get, top
 from .prose import line_col
