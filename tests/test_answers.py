@@ -2,8 +2,11 @@
 the CI gate's exit statuses (0 good, 1 bad input or problems, 2 usage, 3 the gate failed)."""
 
 import json
+import os
 import shutil
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import answers_expected as expected
@@ -14,6 +17,7 @@ from standins.jev import jev_standin
 from citecheck import batch, ci_gate, cli, config, sources
 from citecheck.batch import inputs
 from citecheck.extract import documents
+from citecheck.paths import ROOT
 from citecheck.pdf_text import PdfDocument
 
 ANSWERS = Path("data/answers")
@@ -565,3 +569,26 @@ def test_verdict_gate_and_finish():
     )
     assert ci_gate.finish("x", False, None) == 0 and ci_gate.finish("x", True, None) == 1
     assert ci_gate.precision_gate({"citation": (9, 10)}, 0.9, "citation").failed is False
+
+
+# ------------------------------------------------------------ the README's CI step, exactly
+
+
+def test_the_readme_ci_step_replays_the_committed_cache_and_fails_the_gate(tmp_path):
+    import yaml
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    step = yaml.safe_load(readme.split("<!-- ci-gate-step -->\n```yaml\n", 1)[1].split("```", 1)[0])[0]
+    assert step["env"] == {"CITECHECK_OFFLINE": "1"}
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"       # `python` is this one
+    env = {**os.environ, **step["env"], "CITECHECK_CACHE": str(ROOT / "json_cache.json"),
+           "AUDIT_DB": str(tmp_path / "audit.db"), "PATH": path}
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == ci_gate.GATE_FAILED, done.stderr
+    gates = [line for line in done.stderr.splitlines() if ": gate " in line]
+    assert [line.split(": gate ")[1].split(":")[0] for line in gates] == ["failed", "failed"]
+    assert gates[0].startswith("citecheck check: gate failed: ") and " q5 fabricated" in gates[0]
+    assert gates[1].startswith("citecheck batch: gate failed: citation_precision=")
+    assert done.stdout.splitlines()[0] == "58,357 characters, 45 numbered sections, 8 citations"
+    assert "citation_precision=" in done.stdout and "reachable_precision=" in done.stdout
