@@ -277,7 +277,7 @@ def test_a_document_only_citation_is_skipped_with_a_problem_line(capsys, tmp_pat
     assert code == 1
     assert err == [
         f"citecheck check: {answer}: $.output[0].content[0].annotations[0]: file_citation of rfc7519.txt "
-        "quotes nothing: the claim can only be judged against the whole file",
+        "quotes nothing and names no section: a document-only citation",
         "citecheck check: citation q1: a document-only citation (no quote, no section): skipped, there is "
         "nothing to find and no section to judge",
     ]
