@@ -23,6 +23,8 @@ from citecheck.pdf_text import PdfDocument
 ANSWERS = Path("data/answers")
 RFC = "data/rfc7519.txt"
 SUPPORTS = {"supports": 0.9, "contradicts": 0.05, "says_nothing": 0.05}
+CHECK_PDF = ["check", "--answer", ANSWERS / "anthropic_pdf.json", "--source", RFC_EXCERPT, "--format", "pdf"]
+"""`check` on the PDF answer against the PDF it cites."""
 
 
 def main(capsys, *argv):
@@ -174,19 +176,7 @@ def test_extract_and_check_fetch_nothing(capsys, tmp_path, monkeypatch, jev):
 
     monkeypatch.setattr(socket.socket, "connect", only_the_judge)
     assert main(capsys, "extract", ANSWERS / "perplexity.json", "--out", tmp_path)[0] == 1
-    assert (
-        main(
-            capsys,
-            "check",
-            "--answer",
-            ANSWERS / "anthropic_pdf.json",
-            "--source",
-            RFC_EXCERPT,
-            "--format",
-            "pdf",
-        )[0]
-        == 0
-    )
+    assert main(capsys, *CHECK_PDF)[0] == 0
 
 
 # ------------------------------------------------------------ check --answer
@@ -209,17 +199,7 @@ def test_check_an_anthropic_answer_against_the_rfc(capsys, jev):
 
 
 def test_check_an_anthropic_answer_against_the_pdf_finds_quotes_across_pdf_breaks(capsys, jev):
-    code, out, err = main(
-        capsys,
-        "check",
-        "--answer",
-        ANSWERS / "anthropic_pdf.json",
-        "--source",
-        RFC_EXCERPT,
-        "--format",
-        "pdf",
-        "--json",
-    )
+    code, out, err = main(capsys, *CHECK_PDF, "--json")
     assert (code, err) == (0, [])
     rows = json.loads(out)
     assert [(r["id"], r["verdict"]) for r in rows][3:] == [
@@ -512,18 +492,7 @@ def test_run_batch_takes_an_answer_too(tmp_path, ctx):
     ],
 )
 def test_check_gate_exit_statuses(capsys, jev, fail_on, code, gate):
-    got, out, err = main(
-        capsys,
-        "check",
-        "--answer",
-        ANSWERS / "anthropic_pdf.json",
-        "--source",
-        RFC_EXCERPT,
-        "--format",
-        "pdf",
-        "--fail-on",
-        fail_on,
-    )
+    got, out, err = main(capsys, *CHECK_PDF, "--fail-on", fail_on)
     assert (got, err) == (code, [f"citecheck check: {gate}"])
     assert len(out.splitlines()) == 8  # the table is printed first
 
@@ -592,3 +561,16 @@ def test_the_readme_ci_step_replays_the_committed_cache_and_fails_the_gate(tmp_p
     assert gates[1].startswith("citecheck batch: gate failed: citation_precision=")
     assert done.stdout.splitlines()[0] == "58,357 characters, 45 numbered sections, 8 citations"
     assert "citation_precision=" in done.stdout and "reachable_precision=" in done.stdout
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["check", "--source", RFC, "--answer", ANSWERS / "perplexity.json", "--answer-format", "anthropic"],
+     "not an anthropic answer: $.content: is missing"),
+    (["batch", ANSWERS / "openai.json", "--format", "perplexity"], "not a perplexity answer: $.choices: is missing"),
+    (["batch", ANSWERS / "anthropic_web.json", "--format", "markdown"],
+     "not a markdown answer: line 1:1: this is a JSON document"),
+])
+def test_check_and_batch_name_the_format_an_answer_is_not_in(capsys, argv, message):
+    code, out, err = main(capsys, *argv)
+    assert (code, out) == (1, "") and len(err) == 1
+    assert err[0].startswith(f"citecheck {argv[0]}: error: {message}")
