@@ -566,7 +566,8 @@ def test_the_readme_ci_step_replays_the_committed_cache_and_fails_the_gate(tmp_p
 @pytest.mark.parametrize("argv, message", [
     (["check", "--source", RFC, "--answer", ANSWERS / "perplexity.json", "--answer-format", "anthropic"],
      "not an anthropic answer: $.content: is missing"),
-    (["batch", ANSWERS / "openai.json", "--format", "perplexity"], "not a perplexity answer: $.choices: is missing"),
+    (["batch", ANSWERS / "openai.json", "--format", "perplexity"],
+     "not a perplexity answer: $.choices: is missing"),
     (["batch", ANSWERS / "anthropic_web.json", "--format", "markdown"],
      "not a markdown answer: line 1:1: this is a JSON document"),
 ])
