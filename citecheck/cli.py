@@ -18,7 +18,8 @@ COMMANDS = {
     "batch": ("citecheck.batch", "verify a JSONL batch and print citation precision"),
     "extract": ("citecheck.extract.command", "turn an LLM answer into claims.jsonl and citations.json"),
     "replay": ("citecheck.fetch.storage", "print a stored page by its rid (Crawlbase Storage API)"),
-    "serve": ("citecheck.api", "serve the /verify HTTP API"),
+    "serve": ("citecheck.api", "serve the /verify HTTP API (and /review when REVIEW_TOKEN is set)"),
+    "calibrate": ("citecheck.calibrate", "choose AUTO_ACCEPT from the reviewed rows of the audit DB"),
     "judge-server": ("citecheck.local_judge.server", "start the local judge on 127.0.0.1"),
     "record": ("citecheck.record", "record the cache with the local judge and re-execute the notebooks"),
 }

@@ -11,7 +11,10 @@ Rules:
   reason is transient (`vocabulary.TRANSIENT`: the crawl or the judge could not be reached) is
   tried again.
 - At most BATCH_CONCURRENCY citations are in flight (`batch.pool`); rows are written by the calling
-  thread only. The CSV report is `batch.report_csv`.
+  thread only. The CSV report is `batch.report_csv`; `--report` writes the HTML one (`report_html`).
+- Every row carries the gate's `auto` (`review.gated`, at `threshold`: None means the context's
+  AUTO_ACCEPT); a row read back from the journal is gated again, and its `auto` updated in the journal
+  when AUTO_ACCEPT changed. The audit row also keeps the passages the judge read.
 - `--fail-under X [--on citation|reachable]` is the CI gate (`ci_gate`: exit 3 below X, after printing).
 """
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Callable
 from .. import audit, ci_gate, config
 from ..aggregate import overall
 from ..context import RunContext
+from ..review import gated
 from ..vocabulary import LABELS, NOT_FOUND, BatchRow, CitationRow, is_transient
 from .claims import Claim, Parsed, parse_lines, read_claims
 from .inputs import INPUT_FORMATS, read_input
@@ -56,9 +60,10 @@ def _setting_errors() -> tuple[type[BaseException], ...]:
     return (CacheError, config.MissingSetting, CrawlbaseRejected)
 
 
-def check_one(verify: Verify, claim: str, url: str) -> dict:
-    """One citation -> a CitationRow dict. An unexpected failure, or an answer without a known label,
-    becomes not_found / check_failed (the detail goes to the log, the row carries the bare code)."""
+def check_one(verify: Verify, claim: str, url: str, threshold: float) -> dict:
+    """One citation -> a gated CitationRow dict, plus the `passages` the judge read when `verify` says.
+    An unexpected failure, or an answer without a known label, becomes not_found / check_failed (the
+    detail goes to the log, the row carries the bare code)."""
     try:
         result = dict(verify(claim, url))
         if result.get("label") not in LABELS:
@@ -68,7 +73,8 @@ def check_one(verify: Verify, claim: str, url: str) -> dict:
     except Exception as exc:         # noqa: BLE001 - one citation's failure must not stop the batch
         log.warning("%s", config.redact(f"{url}: check failed: {type(exc).__name__}: {exc}"))
         result = {"label": NOT_FOUND, "reason": "check_failed"}
-    return CitationRow.from_dict({**result, "url": url}).to_dict()
+    row = gated(CitationRow.from_dict({**result, "url": url}).to_dict(), threshold)
+    return {**row, "passages": result.get("passages")}
 
 
 def _fresh(row: dict | None, claim: Claim, model: str) -> bool:
@@ -84,31 +90,47 @@ def _progress(total: int, show: bool):
 
 def run_batch(path: str | Path, ctx: RunContext, *, batch: str | None = None, db: str | Path | None = None,
               verify: Verify | None = None, concurrency: int | None = None,
-              progress: bool = False, fmt: str = "auto") -> BatchResult:
+              progress: bool = False, threshold: float | None = None, fmt: str = "auto") -> BatchResult:
     """Read the claims file or answer (`fmt`: batch.inputs) and check it as batch `batch` (default: the file
     name without extension)."""
     parsed = read_input(path, fmt, ctx)
     return check_claims(parsed.claims, ctx, batch=batch or Path(path).stem, db=db, verify=verify,
-                        concurrency=concurrency, progress=progress, problems=parsed.problems)
+                        concurrency=concurrency, progress=progress, problems=parsed.problems,
+                        threshold=threshold)
+
+
+def _regate(conn, batch: str, rows: dict, redo: set, threshold: float) -> None:
+    """Gate the read-back rows (all but `redo`) at this run's threshold; record an `auto` that changed."""
+    for (item_id, url), row in list(rows.items()):
+        if (item_id, url) in redo:
+            continue
+        again = gated(row, threshold)
+        if again["auto"] != row.get("auto"):
+            audit.set_auto(conn, batch, item_id, url, again["auto"])
+            rows[(item_id, url)] = again
 
 
 def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | Path | None = None,
                  verify: Verify | None = None, concurrency: int | None = None,
-                 progress: bool = False, problems: list[str] | None = None) -> BatchResult:
+                 progress: bool = False, problems: list[str] | None = None,
+                 threshold: float | None = None) -> BatchResult:
     """Check every citation not already decided in `batch`; rows come back in input order."""
+    threshold = ctx.settings.auto_accept if threshold is None else threshold
     if verify is None:
         from ..verify import verify_citation
         def verify(claim: str, url: str) -> dict:
-            return verify_citation(claim, url, ctx)
+            return verify_citation(claim, url, ctx, threshold, with_passages=True)
     concurrency = concurrency or ctx.settings.batch_concurrency
     model = ctx.settings.judge_model
-    conn = audit.connect(db if db is not None else ctx.settings.audit_db)
+    conn = audit.connect(db if db is not None else ctx.settings.journal)
     try:
         rows = audit.decided(conn, batch)
         todo = [(c, url) for c in claims for url in c.urls if not _fresh(rows.get((c.id, url)), c, model)]
+        _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
         with _progress(len(todo), progress) as bar:
-            for (c, url), result in run_pool(lambda item: check_one(verify, item[0].claim, item[1]), todo,
-                                             concurrency):
+            def one(item):
+                return check_one(verify, item[0].claim, item[1], threshold)
+            for (c, url), result in run_pool(one, todo, concurrency):
                 rows[(c.id, url)] = audit.write_citation(conn, batch, c.id, c.claim, result, model)
                 bar.update()
     finally:
@@ -132,6 +154,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--batch", help="batch name in the audit DB (default: the file name without "
                         "extension); the same name resumes, a new name starts over")
     parser.add_argument("--db", help="audit DB path (default: AUDIT_DB, audit.db)")
+    parser.add_argument("--report", metavar="FILE.html", help="write one self-contained HTML report "
+                        "(summary, plots, the review queue, every row) to this file")
     parser.add_argument("--fail-under", type=ci_gate.fraction, metavar="X",
                         help=f"exit {ci_gate.GATE_FAILED} when the precision (--on) is below X (0-1)")
     parser.add_argument("--on", choices=ci_gate.PRECISIONS, default=ci_gate.PRECISIONS[0],
@@ -147,8 +171,9 @@ def run(args, ctx: RunContext) -> int:
         print(f"citecheck batch: {args.file}: {message}", file=sys.stderr)
     if not parsed.claims:
         raise ValueError(f"{args.file}: no valid claims to check")
-    result = check_claims(parsed.claims, ctx, batch=args.batch or Path(args.file).stem, db=args.db,
-                          progress=True, problems=parsed.problems)
+    threshold, name = ctx.settings.auto_accept, args.batch or Path(args.file).stem
+    result = check_claims(parsed.claims, ctx, batch=name, db=args.db, progress=True, problems=parsed.problems,
+                          threshold=threshold)
     if result.reused:
         print(f"citecheck batch: resumed: {result.reused} citation(s) already decided in this batch "
               "were read back from the audit DB", file=sys.stderr)
@@ -156,6 +181,9 @@ def run(args, ctx: RunContext) -> int:
         print(line)
     if args.out:
         write_csv(result.rows, args.out)
+    if args.report:
+        from ..report_html import write_report
+        write_report(result.rows, args.report, batch=name, threshold=threshold, problems=parsed.problems)
     gate = None
     if args.fail_under is not None:
         gate = ci_gate.precision_gate(ratios(result.rows), args.fail_under, args.on)
