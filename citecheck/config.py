@@ -43,9 +43,6 @@ DEFAULTS = {
     "FETCH_MAX_BYTES": "5000000",
     "FETCH_DEADLINE": "60",
     "MAX_PASSAGES": "32",
-    "PDF_MAX_BYTES": "20971520",
-    "PDF_MAX_PAGES": "300",
-    "PDF_MAX_SECONDS": "60",
     "CITECHECK_SITE_PORT": "8731",
     "CITECHECK_CACHE": "json_cache.json",
     "CITECHECK_OFFLINE": "0",
@@ -64,6 +61,10 @@ DEFAULTS = {
     "API_BODY_TIMEOUT": "20",
     "JUDGE_EXTRA_BUFTS": "0",
     "NEAR_MISS_MAX_CHARS": "5000",
+    "ANSWER_MAX_BYTES": str(4 * 1024 * 1024),
+    "PDF_MAX_BYTES": str(20 * 1024 * 1024),
+    "PDF_MAX_PAGES": "300",
+    "PDF_MAX_SECONDS": "60",
 }
 
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}
@@ -148,6 +149,14 @@ class ApiLimits:
 
 
 @dataclass(frozen=True)
+class PdfLimits:
+    """What a PDF source may cost (PDF_* variables); over a limit it is refused, never read in part."""
+    max_bytes: int = 20 * 1024 * 1024
+    max_pages: int = 300
+    max_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every setting of a run, validated. `Settings()` is the documented defaults with no secrets."""
     typesafe_endpoint: str = ""
@@ -165,9 +174,6 @@ class Settings:
     fetch_max_bytes: int = 5_000_000
     fetch_deadline: float = 60.0
     max_passages: int = 32
-    pdf_max_bytes: int = 20 * 1024 * 1024
-    pdf_max_pages: int = 300
-    pdf_max_seconds: float = 60.0
     site_port: int = 8731
     cache_path: Path = Path("json_cache.json")
     offline: bool = False
@@ -179,6 +185,8 @@ class Settings:
     api: ApiLimits = field(default_factory=ApiLimits)
     judge_extra_bufts: bool = False
     near_miss_max_chars: int = 5000
+    answer_max_bytes: int = 4 * 1024 * 1024
+    pdf: PdfLimits = field(default_factory=PdfLimits)
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
@@ -208,9 +216,6 @@ class Settings:
             fetch_max_bytes=read.positive("FETCH_MAX_BYTES", integer=True),
             fetch_deadline=read.positive("FETCH_DEADLINE"),
             max_passages=read.positive("MAX_PASSAGES", integer=True),
-            pdf_max_bytes=read.positive("PDF_MAX_BYTES", integer=True),
-            pdf_max_pages=read.positive("PDF_MAX_PAGES", integer=True),
-            pdf_max_seconds=read.positive("PDF_MAX_SECONDS"),
             site_port=read.port("CITECHECK_SITE_PORT"),
             cache_path=Path(read.text("CITECHECK_CACHE")),
             offline=read.flag("CITECHECK_OFFLINE"),
@@ -229,6 +234,10 @@ class Settings:
                           body_timeout=read.positive("API_BODY_TIMEOUT")),
             judge_extra_bufts=read.flag("JUDGE_EXTRA_BUFTS"),
             near_miss_max_chars=read.positive("NEAR_MISS_MAX_CHARS", integer=True),
+            answer_max_bytes=read.positive("ANSWER_MAX_BYTES", integer=True),
+            pdf=PdfLimits(max_bytes=read.positive("PDF_MAX_BYTES", integer=True),
+                          max_pages=read.positive("PDF_MAX_PAGES", integer=True),
+                          max_seconds=read.positive("PDF_MAX_SECONDS")),
             secrets=secrets,
         )
 

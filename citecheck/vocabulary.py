@@ -197,3 +197,11 @@ class SourceRow(_Row):
 
 CHECK_COLUMNS = ("id", "status", "relation", "confidence", "verdict", "auto")
 """What `check` prints, in the table and in --json."""
+
+# ---------------------------------------------------------------- LLM answers (citecheck.extract)
+
+ANSWER_FORMATS = ("markdown", "anthropic", "openai", "perplexity")
+"""The answer formats `extract` reads (one reader each); `auto` picks one of them."""
+MARKDOWN_ANSWER, ANTHROPIC_ANSWER, OPENAI_ANSWER, PERPLEXITY_ANSWER = ANSWER_FORMATS
+ANSWER_FORMAT_CHOICES = ("auto", *ANSWER_FORMATS)
+"""What a command's answer-format option accepts."""

@@ -19,7 +19,7 @@ from citecheck.fetch.pages import BACKOFF
 from standins.crawlbase import JS_TOKEN, NORMAL_TOKEN, Answer, CrawlingStandIn
 from standins.http import StandIn
 
-from citecheck.config import parse_origins
+from citecheck.config import PdfLimits, parse_origins
 
 TARGET = "https://kettle.example/articles/boiling-point"
 ARTICLE = "\n\n".join(["At sea level, pure water boils at 100 °C (212 °F), the figure recipes assume."] * 8)
@@ -636,7 +636,7 @@ def test_a_pdf_that_cannot_be_read_gets_its_reason(loopback, data, content_type,
 
 
 def test_a_pdf_over_pdf_max_bytes_is_refused_before_it_is_downloaded(loopback):
-    loopback.ctx = loopback.ctx.replace(pdf_max_bytes=10_000)
+    loopback.ctx = loopback.ctx.replace(pdf=PdfLimits(max_bytes=10_000))
     head = response(200, length=len(SURVEY), content_type=PDF_TYPE)
     with SlowOrigin(stall(head)) as origin:                            # the head only: the body never comes
         result, seconds = timed(lambda: fetch.fetch(origin.url + "/big.pdf", loopback.ctx))
@@ -645,7 +645,7 @@ def test_a_pdf_over_pdf_max_bytes_is_refused_before_it_is_downloaded(loopback):
 
 
 def test_a_pdf_without_a_length_is_cut_at_pdf_max_bytes_and_refused_not_read_in_part(loopback):
-    loopback.ctx = loopback.ctx.replace(pdf_max_bytes=10_000)
+    loopback.ctx = loopback.ctx.replace(pdf=PdfLimits(max_bytes=10_000))
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\nConnection: close\r\n\r\n"
     with SlowOrigin(raw(head + SURVEY)) as origin:
         result = fetch.fetch(origin.url + "/big.pdf", loopback.ctx)
@@ -719,11 +719,11 @@ def test_the_paywall_teaser_without_paywall_markup_is_still_judged(direct, run):
 def test_the_fetch_limits_come_from_config_and_bad_values_name_the_variable():
     from citecheck.config import Settings
     defaults = Settings.from_env({})
-    assert (defaults.fetch_deadline, defaults.max_passages, defaults.pdf_max_bytes, defaults.pdf_max_pages,
-            defaults.pdf_max_seconds) == (60.0, 32, 20 * 1024 * 1024, 300, 60.0)
+    assert (defaults.fetch_deadline, defaults.max_passages, defaults.pdf.max_bytes, defaults.pdf.max_pages,
+            defaults.pdf.max_seconds) == (60.0, 32, 20 * 1024 * 1024, 300, 60.0)
     assert defaults == Settings()
     changed = Settings.from_env({"FETCH_DEADLINE": "7.5", "MAX_PASSAGES": "8", "PDF_MAX_PAGES": "2"})
-    assert (changed.fetch_deadline, changed.max_passages, changed.pdf_max_pages) == (7.5, 8, 2)
+    assert (changed.fetch_deadline, changed.max_passages, changed.pdf.max_pages) == (7.5, 8, 2)
     for name, bad in [("FETCH_DEADLINE", "0"), ("MAX_PASSAGES", "2.5"), ("PDF_MAX_BYTES", "lots"),
                       ("PDF_MAX_SECONDS", "-1")]:
         with pytest.raises(ValueError, match=name):

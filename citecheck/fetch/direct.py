@@ -64,16 +64,16 @@ def _body(url: str, current: str, response, settings: Settings):
     status = response.status_code
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     may_be_pdf = kind in pdf.TYPES or kind == "application/octet-stream" or pdf.is_pdf_url(current)
-    cap = max(settings.fetch_max_bytes, settings.pdf_max_bytes) if may_be_pdf else settings.fetch_max_bytes
-    if kind in pdf.TYPES and (_declared_length(response) or 0) > settings.pdf_max_bytes:
+    cap = max(settings.fetch_max_bytes, settings.pdf.max_bytes) if may_be_pdf else settings.fetch_max_bytes
+    if kind in pdf.TYPES and (_declared_length(response) or 0) > settings.pdf.max_bytes:
         return pdf.too_large(url, current, status, NAME,
                              f"Content-Length {_declared_length(response):,} bytes, "
-                             f"over PDF_MAX_BYTES ({settings.pdf_max_bytes:,})")
+                             f"over PDF_MAX_BYTES ({settings.pdf.max_bytes:,})")
     raw, more = _read_capped(response, cap)
     if status < 300 and pdf.is_pdf(kind, raw[:1024]):
-        if more or len(raw) > settings.pdf_max_bytes:
+        if more or len(raw) > settings.pdf.max_bytes:
             return pdf.too_large(url, current, status, NAME,
-                                 f"over PDF_MAX_BYTES ({settings.pdf_max_bytes:,})")
+                                 f"over PDF_MAX_BYTES ({settings.pdf.max_bytes:,})")
         return pdf.read(url, current, status, raw, settings, NAME)
     return kind, raw[:settings.fetch_max_bytes], response.charset_encoding
 

@@ -44,8 +44,8 @@ def read(url: str, final_url: str, status: int, data: bytes, settings: Settings,
     from .. import pdf_text
     name = unquote(urlsplit(final_url).path.rsplit("/", 1)[-1]) or "document.pdf"
     try:
-        document = pdf_text.from_bytes(data, name, max_bytes=settings.pdf_max_bytes,
-                                       max_pages=settings.pdf_max_pages, max_seconds=settings.pdf_max_seconds,
+        document = pdf_text.from_bytes(data, name, max_bytes=settings.pdf.max_bytes,
+                                       max_pages=settings.pdf.max_pages, max_seconds=settings.pdf.max_seconds,
                                        outline=False)
     except pdf_text.PdfError as exc:
         log.info("%s: %s", url, exc)
@@ -62,8 +62,8 @@ def too_large(url: str, final_url: str, status: int | None, backend: str, detail
 def cache_request(url: str, settings: Settings) -> dict:
     """What a PDF fetch's cache key covers: the URL, the reader and its limits."""
     import pypdf
-    return {"url": url, "reader": f"pypdf {pypdf.__version__}", "max_bytes": settings.pdf_max_bytes,
-            "max_pages": settings.pdf_max_pages}
+    return {"url": url, "reader": f"pypdf {pypdf.__version__}", "max_bytes": settings.pdf.max_bytes,
+            "max_pages": settings.pdf.max_pages}
 
 
 def answered_by() -> str:
