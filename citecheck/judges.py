@@ -8,8 +8,10 @@ Rules:
   re-asks instead of replaying.
 - JSON judge: the strict contract {label: supported|contradicted|not_found, evidence_quote: verbatim
   text or null, confidence: 0-1}, from openai (chat completions + JSON schema), anthropic or ollama,
-  all running the same prompt. Output that is not that JSON becomes not_found with the reason
-  `judge_output_invalid: <what was wrong>`. 429, 5xx and timeouts are retried JUDGE_RETRIES times
+  all running the same prompt: each passage under its own `--- passage N ---` line (nothing the judge
+  could copy into a quote), and the contract sentence "copy the quote verbatim, do not add words; if you
+  cannot, answer not_found with a null quote". Output that is not that JSON becomes not_found with the
+  reason `judge_output_invalid: <what was wrong>`. 429, 5xx and timeouts are retried JUDGE_RETRIES times
   with exponential backoff (or the server's Retry-After).
 - Every answer is checked against its contract (`judge_contract`) before it is cached: an off-contract
   answer is never recorded; an off-contract entry already in the cache (an older version recorded
@@ -56,10 +58,13 @@ JSON_SYSTEM = (
     "You check whether cited web passages support a claim. Reply with JSON only: "
     '{"label": ..., "evidence_quote": ..., "confidence": ...}. '
     "label is \"supported\" if the passages state the claim, \"contradicted\" if they state something "
-    "that makes the claim false, and \"not_found\" otherwise. evidence_quote is the one sentence, copied "
-    "exactly from the passages, that decides the label, or null when there is none. confidence is a "
-    "number from 0 to 1."
+    "that makes the claim false, and \"not_found\" otherwise. evidence_quote is the one sentence from the "
+    "passages that decides the label. Copy the quote verbatim, do not add words; if you cannot, answer "
+    "not_found with a null quote. confidence is a number from 0 to 1."
 )
+PASSAGE_SEPARATOR = "--- passage {n} ---"
+"""The line before each shown passage: outside the text the judge quotes from, with no bracketed number
+a quote could pick up (the guard compares quotes exactly, so a copied `[1]` would reject a right answer)."""
 
 LIVE_HINT = {
     "typesafe": "set TYPESAFE_API_KEY, or point TYPESAFE_ENDPOINT at a Jev-compatible server "
@@ -202,7 +207,9 @@ def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
 # ---------------------------------------------------------------- JSON judge (HTTP providers)
 
 def json_messages(claim: str, passages: list[str]) -> list[dict]:
-    shown_passages = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(passages, 1))
+    """The system prompt and the claim with each passage on its own lines under PASSAGE_SEPARATOR."""
+    shown_passages = "\n\n".join(f"{PASSAGE_SEPARATOR.format(n=n)}\n{text}"
+                                   for n, text in enumerate(passages, 1))
     return [{"role": "system", "content": JSON_SYSTEM},
             {"role": "user", "content": f"Claim: {claim}\n\nPassages:\n{shown_passages}"}]
 

@@ -1,5 +1,6 @@
 """The JSON judge over its three providers, each against a stand-in on 127.0.0.1."""
 import json
+import re
 
 import pytest
 from standins.judge import MODEL, free_port, judge_standin, silent_server, verdict_json
@@ -8,6 +9,7 @@ from citecheck import config, judges
 from citecheck.cache import Cache, CacheCorrupted, CacheMiss, request_key
 from citecheck.config import Secrets, Settings
 from citecheck.context import RunContext
+from citecheck.guard import guard
 
 KEY = "sk-test-secret-0123456789"
 CLAIM = "Water boils at 100 °C at sea level."
@@ -86,10 +88,30 @@ def test_openai_request_shape(judge, monkeypatch):
     assert body["messages"] == judges.json_messages(CLAIM, PASSAGES)
 
 
-def test_the_prompt_numbers_the_passages_and_states_the_contract():
+def test_the_prompt_separates_the_passages_and_states_the_contract():
     system, user = judges.json_messages(CLAIM, PASSAGES)
-    assert system["role"] == "system" and "copied exactly from the passages" in system["content"]
-    assert user["content"] == (f"Claim: {CLAIM}\n\nPassages:\n[1] {PASSAGES[0]}\n\n[2] {PASSAGES[1]}")
+    assert system["role"] == "system"
+    assert "Copy the quote verbatim, do not add words" in system["content"]
+    assert "if you cannot, answer not_found with a null quote" in system["content"]
+    assert user["content"] == (f"Claim: {CLAIM}\n\nPassages:\n--- passage 1 ---\n{PASSAGES[0]}\n\n"
+                               f"--- passage 2 ---\n{PASSAGES[1]}")
+
+
+def test_no_bracketed_marker_sits_in_the_text_a_quote_is_copied_from():
+    """Each passage is on lines of its own: a line of the prompt holding passage text holds nothing else."""
+    _, user = judges.json_messages(CLAIM, PASSAGES)
+    assert not re.search(r"\[\d+\]", user["content"])
+    lines = user["content"].splitlines()
+    assert all(passage in lines for passage in PASSAGES)
+
+
+def test_a_quote_copied_from_the_second_passage_stands_and_the_guard_stays_exact(judge):
+    judge.content = verdict_json("supported", PASSAGES[1], 0.7)
+    kept = guard(judges.json_judge(CLAIM, PASSAGES, judge.ctx("openai")), PASSAGES)
+    assert kept["label"] == "supported" and kept["evidence_quote"] == PASSAGES[1] and kept["reason"] is None
+    copied_marker = {"label": "supported", "evidence_quote": "--- passage 2 --- " + PASSAGES[1], "confidence": 0.7}
+    kept = guard(copied_marker, PASSAGES)
+    assert kept["label"] == "not_found" and kept["reason"] == "evidence_quote_not_in_source"
 
 
 def test_schema_is_strict():

@@ -20,9 +20,9 @@ SETTLED = [row for row in site.pages(include_test_only=True) if row["label"]]
 
 
 def first_sentence_shown(body: dict) -> str:
-    """The first sentence of passage [1] in the judge's prompt: a quote that is really on the page."""
+    """The first sentence of passage 1 in the judge's prompt: a quote that is really on the page."""
     prompt = body["messages"][1]["content"]
-    passage = prompt.split("\n[1] ", 1)[1].split("\n\n[2] ", 1)[0]
+    passage = prompt.split("--- passage 1 ---\n", 1)[1].split("\n\n--- passage 2 ---", 1)[0]
     return re.split(r"(?<=[.!?])\s", passage.strip(), maxsplit=1)[0]
 
 
@@ -81,7 +81,7 @@ def test_supported_with_a_quote_from_the_page(judge, judge_server, url, run):
     body = request.json()
     assert request.path == "/v1/chat/completions"
     assert body["response_format"]["json_schema"]["strict"] is True
-    assert body["messages"][1]["content"].startswith(f"Claim: {HUNDRED}\n\nPassages:\n[1] ")
+    assert body["messages"][1]["content"].startswith(f"Claim: {HUNDRED}\n\nPassages:\n--- passage 1 ---\n")
     assert len(trace.shown) == 3 and all(p in trace.passages for p in trace.shown)
     assert trace.scores == sorted(trace.scores, reverse=True)
 
@@ -90,7 +90,7 @@ def test_the_judge_sees_the_top_3_passages_best_first(judge, judge_server, url, 
     trace = trace_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
     prompt = judge_server.requests[0].json()["messages"][1]["content"]
     assert prompt == f"Claim: {HUNDRED}\n\nPassages:\n" + "\n\n".join(
-        f"[{n}] {text}" for n, text in enumerate(trace.shown, 1))
+        f"--- passage {n} ---\n{text}" for n, text in enumerate(trace.shown, 1))
     assert "100 °C" in trace.shown[0]
 
 
