@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from . import ci_gate, judges, matching, sources
+from . import ci_gate, judges, matching, methods, sources
 from .cache import CacheMiss
 from .config import MissingSetting
 from .context import RunContext
@@ -60,7 +60,7 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
             source = judge_source(match, document)
             try:
                 answer = (judge(citation["claim"], source) if judge
-                          else judges.choice_judge(citation["claim"], source, judge_ctx))
+                          else methods.relation_judge(citation["claim"], source, judge_ctx))
                 decided = decide(match, answer, threshold)
             except JUDGE_FAILURES as exc:
                 decided = UNJUDGED

@@ -37,6 +37,8 @@ DEFAULTS = {
     "OLLAMA_HOST": "http://127.0.0.1:11434",
     "JUDGE_PROVIDER": "openai",
     "JUDGE_MODEL": "",
+    "JUDGE_METHOD": "one_pass",
+    "JUDGE_CALL_BUDGET": "8",
     "CRAWLBASE_API_URL": "",
     "CRAWLBASE_TIMEOUT": "90",
     "FETCH_TIMEOUT": "20",
@@ -66,6 +68,10 @@ DEFAULTS = {
     "PDF_MAX_PAGES": "300",
     "PDF_MAX_SECONDS": "60",
 }
+
+JUDGE_METHODS = ("one_pass", "choice", "json", "pooled")
+"""JUDGE_METHOD's values (citecheck.methods); one_pass keeps each flow's baseline (JSON in verify, Choice
+in check)."""
 
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}
 """openai's default is the local judge's model (served on an OpenAI-compatible endpoint), so offline
@@ -168,6 +174,8 @@ class Settings:
     ollama_host: str = DEFAULTS["OLLAMA_HOST"]
     judge_provider: str = "openai"
     judge_model: str = LOCAL_MODEL
+    judge_method: str = "one_pass"
+    judge_call_budget: int = 8
     crawlbase_api_url: str = ""
     crawlbase_timeout: float = 90.0
     fetch_timeout: float = 20.0
@@ -197,6 +205,9 @@ class Settings:
         provider = read.text("JUDGE_PROVIDER").lower()
         if provider not in DEFAULT_JUDGE_MODELS:
             raise ValueError(f"JUDGE_PROVIDER must be one of openai, anthropic, ollama; got {provider!r}")
+        method = read.text("JUDGE_METHOD").lower()
+        if method not in JUDGE_METHODS:
+            raise ValueError(f"JUDGE_METHOD must be one of {', '.join(JUDGE_METHODS)}; got {method!r}")
         secrets = Secrets.from_env(environ)
         choice_model, json_model = default_models(provider, read.text("TYPESAFE_ENDPOINT"),
                                                   read.text("OPENAI_BASE_URL"), secrets)
@@ -210,6 +221,8 @@ class Settings:
             ollama_host=read.text("OLLAMA_HOST"),
             judge_provider=provider,
             judge_model=read.text("JUDGE_MODEL") or json_model,
+            judge_method=method,
+            judge_call_budget=read.positive("JUDGE_CALL_BUDGET", integer=True),
             crawlbase_api_url=read.text("CRAWLBASE_API_URL"),
             crawlbase_timeout=read.positive("CRAWLBASE_TIMEOUT"),
             fetch_timeout=read.positive("FETCH_TIMEOUT"),

@@ -150,14 +150,14 @@ def _typesafe_endpoint(settings: Settings) -> str:
     return settings.typesafe_endpoint or "https://api.typesafe.ai"
 
 
-def _system_one(settings: Settings, state: dict, question) -> tuple[dict, dict, str]:
-    """One Choice call through typesafe-sdk -> (the raw answer, usage, the model that answered)."""
+def _sdk_system_one(settings: Settings, state: dict, questions: dict):
+    """One system_one call through typesafe-sdk -> the SDK's response; failures translated (module rules)."""
     from typesafe_sdk import TypeSafeAPIConnectionError, TypeSafeAPIError, TypeSafeAPITimeoutError
     from typesafe_sdk._core.errors import TypeSafeAPIResponseValidationError
     where = f"Choice judge at {_typesafe_endpoint(settings)}"
     try:
         with _typesafe_client(settings) as client:
-            response = client.system_one(state=state, questions={"relation": question})
+            return client.system_one(state=state, questions=questions)
     except TypeSafeAPITimeoutError:
         raise JudgeUnavailable(f"{where} timed out after {settings.judge_timeout:g} s (JUDGE_TIMEOUT); "
                                f"{TIMEOUT_HINT}") from None
@@ -168,13 +168,62 @@ def _system_one(settings: Settings, state: dict, question) -> tuple[dict, dict, 
         raise OffContract(f"the SDK could not read the response at {exc.field_path!r}") from None
     except TypeSafeAPIError as exc:
         raise JudgeUnavailable(f"{where} answered HTTP {exc.status}; {LIVE_HINT['typesafe']}") from None
+
+
+def _usage(response) -> dict:
+    return {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens}
+
+
+def _system_one(settings: Settings, state: dict, question) -> tuple[dict, dict, str]:
+    """One Choice call through typesafe-sdk -> (the raw answer, usage, the model that answered)."""
+    response = _sdk_system_one(settings, state, {"relation": question})
     answer = response.choices.get("relation")
     if answer is None:
         raise OffContract("no choice answer for the question 'relation'")
     raw = {"relation": answer.choice, "confidence": answer.confidence,
            "probabilities": dict(answer.probabilities)}
-    usage = {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens}
-    return raw, usage, response.model
+    return raw, _usage(response), response.model
+
+
+def step_calibration(questions: dict) -> dict | None:
+    """The local judge's offsets for a step's questions (part of the key, as for `local_calibration`):
+    None when none is fitted; one question's offsets alone; else {name: offsets} of those fitted."""
+    fitted = calibration.load_calibration()
+    found = {name: fitted.get(calibration.question_key(q.instructions, dict(q.criteria)))
+             for name, q in questions.items()}
+    found = {name: offsets for name, offsets in found.items() if offsets}
+    if not found:
+        return None
+    return next(iter(found.values())) if len(questions) == 1 else found
+
+
+def choice_step(state: dict, questions: dict, ctx: RunContext) -> dict:
+    """A judge method's step: named typesafe-sdk Choice questions over `state`, one system_one call,
+    cached as 'typesafe.system_one' -> {name: {type, choice, confidence (reference formula), probabilities}}.
+    Off contract (a question unanswered, an option not asked) raises OffContract; nothing is cached."""
+    settings = ctx.settings
+    options = {name: tuple(question.criteria) for name, question in questions.items()}
+    request = {"state": state,
+               "questions": {n: q.model_dump(mode="json", exclude_none=True) for n, q in questions.items()},
+               "local_calibration": step_calibration(questions)}
+
+    def compute() -> tuple[dict, dict, str]:
+        response = _sdk_system_one(settings, state, questions)
+        raw = {name: {"type": "choice", "choice": a.choice, "confidence": a.confidence,
+                      "probabilities": dict(a.probabilities)} for name, a in response.choices.items()}
+        return raw, _usage(response), response.model
+
+    def check(answer: Any) -> dict:
+        if not isinstance(answer, dict):
+            raise OffContract(f"the answer is {answer!r:.60}, not an object")
+        missing = [name for name in options if name not in answer]
+        if missing:
+            raise OffContract(f"no choice answer for the question {missing[0]!r}")
+        return {name: {"type": "choice", **contract.check_choice(answer[name], opts)}
+                for name, opts in options.items()}
+
+    return _ask(ctx, "typesafe.system_one", settings.typesafe_model, request, compute, LIVE_HINT["typesafe"],
+                check)
 
 
 def check_relation(answer: Any) -> dict:

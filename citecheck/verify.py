@@ -5,8 +5,10 @@ Rules:
   empty page, crawl failure) the judge is not asked and confidence is null: no model answered.
 - Otherwise the page is cut into passages of at most 200 words; at most MAX_PASSAGES of them are
   encoded (`retrieval.shortlist` chooses which on a long page), the 3 most similar to the claim are
-  shown to the JSON judge, and the guard keeps its verdict only if the quote is in those passages.
-  `judge_page` is this half alone (claim + page text, no fetch): the evaluation measures exactly it.
+  shown to the judge (JUDGE_METHOD: the JSON judge by default, see citecheck.methods), and the guard
+  keeps its verdict only if the quote is in those passages. `judge_page` is this half alone;
+  `trace_text` (claim + page text, no fetch) gives the row `trace_citation` gives for a page with that
+  text, gate and failure labels included: the evaluation measures exactly it.
 - A failure of the outside world is a labelled row, never an exception: fetch labels its own
   (crawl_failed, dns_failure, blocked_address, invalid_url, …: see citecheck.vocabulary), and a judge
   that cannot be reached → not_found / judge_unavailable; anything else one citation raises → not_found /
@@ -27,13 +29,13 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from . import audit, cancellation, config, netguard
+from . import audit, cancellation, config, methods, netguard
 from .aggregate import overall
 from .cache import CacheError
 from .context import RunContext
 from .fetch import FetchResult, fetch
 from .guard import guard
-from .judges import JudgeUnavailable, json_judge
+from .judges import JudgeUnavailable
 from .passages import split_passages
 from .retrieval import rank, shortlist
 from .review import gated
@@ -76,7 +78,7 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:
     shown = [passages[i] for i, _ in ranked]
     trace = Trace(claim, url, {}, page, passages, shown, [round(s, 4) for _, s in ranked])
     try:
-        trace.judged = json_judge(claim, shown, ctx)
+        trace.judged = methods.judge(claim, shown, ctx)
     except JudgeUnavailable:
         trace.row = _row(url, page, NOT_FOUND, "judge_unavailable")
         return trace
@@ -112,10 +114,10 @@ def _traced(claim: str, url: str, ctx: RunContext) -> Trace:
     return judge_page(claim, page, ctx)
 
 
-def trace_citation(claim: str, url: str, ctx: RunContext, threshold: float | None = None) -> Trace:
-    """Check one claim-URL pair and keep every intermediate step (see module rules); the row is gated."""
+def _settled(claim: str, url: str, ctx: RunContext, threshold: float | None, traced) -> Trace:
+    """`traced()`, its failures labelled (module rules), the row gated."""
     try:
-        trace = _traced(claim, url, ctx)
+        trace = traced()
     except OPERATOR_ERRORS:
         raise
     except Exception as exc:               # noqa: BLE001 - one citation's failure must not lose the others
@@ -123,6 +125,18 @@ def trace_citation(claim: str, url: str, ctx: RunContext, threshold: float | Non
         trace = Trace(claim, url, _row(url, None, NOT_FOUND, "check_failed"))
     trace.row = gated(trace.row, ctx.settings.auto_accept if threshold is None else threshold)
     return trace
+
+
+def trace_citation(claim: str, url: str, ctx: RunContext, threshold: float | None = None) -> Trace:
+    """Check one claim-URL pair and keep every intermediate step (see module rules); the row is gated."""
+    return _settled(claim, url, ctx, threshold, lambda: _traced(claim, url, ctx))
+
+
+def trace_text(claim: str, text: str, ctx: RunContext, url: str = "text:",
+               threshold: float | None = None) -> Trace:
+    """The fetch-free flow: `claim` against a page whose text is `text` (as `url`), with the same passages,
+    retrieval, judge, guard, failure labels and gate as `trace_citation`."""
+    return _settled(claim, url, ctx, threshold, lambda: judge_page(claim, page_of(url, text), ctx))
 
 
 def verify_citation(claim: str, url: str, ctx: RunContext, threshold: float | None = None, *,

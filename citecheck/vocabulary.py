@@ -73,6 +73,8 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason("evidence_quote_not_in_source", NOT_FOUND, False,
            "the judge's quote is not verbatim in the passages it was shown (the guard)"),
     Reason("judge_output_invalid", NOT_FOUND, False, "the judge answered off its contract"),
+    Reason("judge_call_budget", NOT_FOUND, False,
+           "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
     Reason("cache_miss", UNREACHABLE, False, "a dry run's cache does not hold the call (API only)"),
     Reason("crawl_failed", UNREACHABLE, True,
            "timeouts (FETCH_DEADLINE in all), connection errors, unreadable answers, 5xx after retries"),
