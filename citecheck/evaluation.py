@@ -8,8 +8,14 @@ Rules:
 - Predictions: WiCE has no "contradicts" class, so a judge's contradiction counts as not_supported:
   Choice supports -> supported, contradicts / says_nothing -> not_supported; JSON judge (after the
   guard) supported -> supported, contradicted / not_found -> not_supported.
-- Page: the cited article's sentences joined by blank lines, split by `passages.split_passages`;
-  both judges see the same MiniLM top-3 passages (Choice: joined by blank lines).
+- Page: the cited article's sentences joined by blank lines. Each judge method runs on it through
+  `verify.trace_text` (JUDGE_METHOD set to the method): the same passages, retrieval, judge, guard and
+  gate as verify, batch and /verify ship, whatever those become.
+- Predictions: Choice keeps its relation (supports -> supported, else not_supported); every other
+  method's row label (after the guard) supported -> supported, else not_supported. RFC pairs are
+  3-class: supported -> supports, contradicted -> contradicts, not_found -> says_nothing.
+- AUROC: the chance that a supported row's p_supported (the method's probability of support) is above
+  a not-supported row's, ties counting one half.
 - recall@k: a claim's evidence is recalled when at least one of its gold supporting-sentence sets lies
   wholly inside the top k passages. Claims with no non-empty gold set are left out.
 - Calibration: confidence is the pipeline's (a guard downgrade has confidence 0); a verdict is
@@ -28,8 +34,8 @@ import random
 import re
 from pathlib import Path
 
-from . import guard as guard_stage
-from . import judges, passages as passages_stage, retrieval
+from . import methods as judge_methods
+from . import passages as passages_stage, retrieval, verify
 from .context import RunContext
 from .review import gate
 
@@ -39,6 +45,7 @@ GOLD_OF = {"supported": "supported", "partially_supported": "not_supported", "no
 PREDICTED_OF = {
     "choice": {"supports": "supported", "contradicts": "not_supported", "says_nothing": "not_supported"},
     "json": {"supported": "supported", "contradicted": "not_supported", "not_found": "not_supported"},
+    "pooled": {"supported": "supported", "contradicted": "not_supported", "not_found": "not_supported"},
 }
 CLASSES = ("supported", "not_supported")
 KS = (1, 3, 5)
@@ -165,16 +172,28 @@ def shown_passages(row: dict) -> list[str]:
     return [row["passages"][i] for i in row["order"]["MiniLM"][:retrieval.TOP_K]]
 
 
-def judge_row(row: dict, ctx: RunContext) -> list[dict]:
-    """Both judges on one prepared row (replayed from the cache), one record per judge."""
-    top = shown_passages(row)
-    choice = judges.choice_judge(row["claim"], "\n\n".join(top), ctx)
-    verdict = guard_stage.guard(judges.json_judge(row["claim"], top, ctx), top)
+def judged(claim: str, text: str, method: str, ctx: RunContext, url: str = "text:") -> dict:
+    """One judge method on one page text through `verify.trace_text` -> the record's judge fields."""
+    return judged_of(verify.trace_text(claim, text, ctx.replace(judge_method=method), url), method)
+
+
+def judged_of(trace: verify.Trace, method: str) -> dict:
+    """A record's judge fields from a `verify.trace_text` trace of `method`."""
+    verdict, row = trace.judged or {}, trace.row
+    answer = verdict.get("relation") or row["label"]
+    if method == "choice" and "relation" not in verdict:
+        answer = judge_methods.RELATION_OF[row["label"]]
+    return {"judge": method, "answer": answer, "confidence": row["confidence"],
+            "p_supported": verdict.get("p_supported"), "reason": row["reason"], "model": verdict.get("model"),
+            "calls": verdict.get("calls", 0), "evidence_quote": row["evidence_quote"],
+            "coverage": verdict.get("coverage")}
+
+
+def judge_row(row: dict, ctx: RunContext, methods: tuple[str, ...] = ("choice", "json")) -> list[dict]:
+    """Each judge method on one WiCE row, as verify ships it (replayed from the cache), one record each."""
     base = {"id": row["id"], "split": row["split"], "label": row["label"], "gold": row["gold"]}
-    return [{**base, "judge": "choice", "answer": choice["relation"], "confidence": choice["confidence"],
-             "reason": None, "model": choice["model"]},
-            {**base, "judge": "json", "answer": verdict["label"], "confidence": verdict["confidence"],
-             "reason": verdict["reason"], "model": verdict["model"]}]
+    page = wice_page(row["evidence"])
+    return [{**base, **judged(row["claim"], page, m, ctx, f"wice:{row['id']}")} for m in methods]
 
 
 def with_predictions(records: list[dict]) -> list[dict]:
@@ -281,7 +300,18 @@ def best_reachable(confidence: list[float], correct: list[bool], min_accepted: i
 
 # ---------------------------------------------------------------- tables over judge records
 
-JUDGES = ("choice", "json")
+def judges_of(records: list[dict]) -> tuple[str, ...]:
+    """The judge methods in `records`, in first-seen order."""
+    return tuple(dict.fromkeys(r["judge"] for r in records))
+
+
+def auroc(scores: list[float], positive: list[bool]) -> float:
+    """P(a positive's score > a negative's), ties one half; nan without both kinds."""
+    pos = [s for s, p in zip(scores, positive, strict=True) if p]
+    neg = [s for s, p in zip(scores, positive, strict=True) if not p]
+    if not pos or not neg:
+        return math.nan
+    return sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
 
 
 def _select(records: list[dict], split: str, judge: str) -> list[dict]:
@@ -293,7 +323,7 @@ def accuracy_table(records: list[dict]) -> list[dict]:
     (always "supported"; always the majority gold class of that split)."""
     out = []
     for split in SPLITS:
-        for judge in JUDGES:
+        for judge in judges_of(records):
             rows = _select(records, split, judge)
             gold = [r["gold"] for r in rows]
             right = sum(r["correct"] for r in rows)
@@ -310,7 +340,7 @@ def calibration_table(records: list[dict], n_bins: int = N_BINS) -> list[dict]:
     """Per split and judge: ECE, mean confidence and accuracy."""
     out = []
     for split in SPLITS:
-        for judge in JUDGES:
+        for judge in judges_of(records):
             rows = _select(records, split, judge)
             conf, ok = [r["confidence"] for r in rows], [r["correct"] for r in rows]
             out.append({"split": split, "judge": judge, "rows": len(rows), "ece": ece(conf, ok, n_bins),
@@ -324,7 +354,7 @@ def threshold_table(records: list[dict], target: float = TARGET_PRECISION,
     """Per judge: the threshold chosen on the tune split for `target`, and what it does on the report
     split (accepted, sent to review, accepted accuracy with its Wilson interval)."""
     out = []
-    for judge in JUDGES:
+    for judge in judges_of(records):
         tune, report = _select(records, "tune", judge), _select(records, "report", judge)
         conf, ok = [r["confidence"] for r in tune], [r["correct"] for r in tune]
         t, reach = choose_threshold(conf, ok, target, min_accepted), best_reachable(conf, ok, min_accepted)

@@ -197,15 +197,20 @@ def step_calibration(questions: dict) -> dict | None:
     return next(iter(found.values())) if len(questions) == 1 else found
 
 
+def step_request(state: dict, questions: dict) -> dict:
+    """What a step's cache key is made of (with 'typesafe.system_one' and TYPESAFE_MODEL)."""
+    return {"state": state,
+            "questions": {n: q.model_dump(mode="json", exclude_none=True) for n, q in questions.items()},
+            "local_calibration": step_calibration(questions)}
+
+
 def choice_step(state: dict, questions: dict, ctx: RunContext) -> dict:
     """A judge method's step: named typesafe-sdk Choice questions over `state`, one system_one call,
     cached as 'typesafe.system_one' -> {name: {type, choice, confidence (reference formula), probabilities}}.
     Off contract (a question unanswered, an option not asked) raises OffContract; nothing is cached."""
     settings = ctx.settings
     options = {name: tuple(question.criteria) for name, question in questions.items()}
-    request = {"state": state,
-               "questions": {n: q.model_dump(mode="json", exclude_none=True) for n, q in questions.items()},
-               "local_calibration": step_calibration(questions)}
+    request = step_request(state, questions)
 
     def compute() -> tuple[dict, dict, str]:
         response = _sdk_system_one(settings, state, questions)
@@ -236,14 +241,20 @@ def check_relation(answer: Any) -> dict:
             "probabilities": checked["probabilities"]}
 
 
+def choice_request(claim: str, source: str) -> dict:
+    """What a Choice call's cache key is made of (with 'typesafe.system_one' and TYPESAFE_MODEL)."""
+    return {"state": choice_state(claim, source),
+            "questions": {"relation": choice_question().model_dump(mode="json", exclude_none=True)},
+            "local_calibration": local_calibration()}
+
+
 def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
     """{relation, confidence, probabilities, model} for one claim against one source text."""
     settings = ctx.settings
     model = settings.typesafe_model
     state = choice_state(claim, source)
     question = choice_question()
-    request = {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)},
-               "local_calibration": local_calibration()}
+    request = choice_request(claim, source)
     try:
         answer = _ask(ctx, "typesafe.system_one", model, request,
                       lambda: _system_one(settings, state, question), LIVE_HINT["typesafe"], check_relation)
@@ -361,11 +372,16 @@ def _check_content(answer: Any) -> dict:
     return contract.verdict(answer["content"])
 
 
+def json_request(claim: str, passages: list[str]) -> dict:
+    """What a JSON judge call's cache key is made of (with 'judge.json/<provider>' and JUDGE_MODEL)."""
+    return {"messages": json_messages(claim, passages), "schema": JSON_SCHEMA}
+
+
 def json_judge(claim: str, passages: list[str], ctx: RunContext) -> dict:
     """{label, evidence_quote, confidence, reason, model} from JUDGE_PROVIDER over the passages shown."""
     provider, model = ctx.settings.judge_provider, ctx.settings.judge_model
     messages = json_messages(claim, passages)
-    request = {"messages": messages, "schema": JSON_SCHEMA}
+    request = json_request(claim, passages)
 
     def compute() -> tuple[Any, dict | None, str]:
         body = PROVIDERS[provider](model, messages, ctx.settings)

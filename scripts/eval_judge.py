@@ -1,7 +1,19 @@
-"""Evaluate prompt and readout variants of the local Choice judge and print accuracy per class.
+"""Evaluate judge methods as verify ships them, or prompt and readout variants of the local Choice judge.
 
+    .venv/bin/python scripts/eval_judge.py --methods pooled[,choice,json] [--replay choice,json]
+                                          [--import-answers lab/cache/units.json ...] [--limit N]
     .venv/bin/python scripts/eval_judge.py [--wice-rows 40] [--wice-report] [--variants base,...]
                                           [--write-calibration]
+
+Methods (`--methods`): every WiCE sample row (tune and report) and every RFC pair runs through
+`evaluation.judged`, i.e. `verify.trace_text` with JUDGE_METHOD set (the passages, retrieval, judge,
+guard and gate verify, batch and /verify ship), recording into CITECHECK_CACHE (settings from the
+environment: point TYPESAFE_ENDPOINT / OPENAI_BASE_URL at the judge). `--replay` methods only replay
+(offline: a row that misses is counted, not asked). Anything chosen (the pooled method's SUPPORT_AT, the
+AUTO_ACCEPT threshold) is chosen on tune; the report split's numbers are printed. Records go to
+build/eval_judge/methods.jsonl. `--import-answers` copies into the cache an answer another recorder made
+for exactly a request this run sends (same key: function, model, request), entry unchanged (its model
+and date stamp).
 
 Data and rules:
 - RFC: data/rfc_pairs.jsonl (36 hand-labelled RFC 7519 claim/section pairs, 12 per class);
@@ -291,8 +303,185 @@ def print_table(lines: list[dict]) -> None:
         print("  ".join(x.ljust(w) for x, w in zip(row, widths)))
 
 
+# ---------------------------------------------------------------- judge methods, as verify ships them
+
+METHOD_RECORDS = ROOT / "build" / "eval_judge" / "methods.jsonl"
+RFC_OF = {"supported": "supports", "contradicted": "contradicts", "not_found": "says_nothing"}
+RFC_CLASSES = ("supports", "contradicts", "says_nothing")
+
+
+def seeded(ctx, paths: list[Path]):
+    """A context whose cache first copies in, unchanged, any entry of `paths` recorded for the same key."""
+    from citecheck.cache import Cache, request_key
+    seed = {}
+    for path in paths:
+        seed.update(json.loads(path.read_text(encoding="utf-8")))
+    have = set(ctx.cache.entries())
+    seed = {k: v for k, v in seed.items() if k not in have}
+
+    class Seeded(Cache):
+        imported = 0
+
+        def call(self, function, model, request, compute, **kw):
+            entry = seed.pop(request_key(function, model, request), None)
+            if entry is not None:
+                self.put(request_key(function, model, request), entry)
+                Seeded.imported += 1
+            return super().call(function, model, request, compute, **kw)
+
+    cache = Seeded(ctx.settings.cache_path, offline=ctx.settings.offline)
+    return type(ctx).build(ctx.settings, cache), Seeded
+
+
+def method_items(limit: int | None) -> list[dict]:
+    """RFC pairs (the located section as the page) then WiCE sample rows, each with its gold label."""
+    from citecheck import evaluation as ev
+    items = [{"dataset": "rfc", "id": r.id, "split": r.split, "gold": r.gold, "claim": r.claim,
+              "text": r.sources["section"]} for r in rfc_rows()]
+    items += [{"dataset": "wice", "id": r["id"], "split": r["split"], "gold": r["gold"], "label": r["label"],
+               "claim": r["claim"], "text": ev.wice_page(r["evidence"])} for r in ev.load_sample()]
+    return items[:limit] if limit else items
+
+
+def usage_of(entries: dict, verdict_steps: list[dict]) -> dict:
+    """Calls, prompt and output tokens, compute seconds of a verdict's steps (from their cache entries)."""
+    used = [entries.get(s.get("key")) for s in verdict_steps]
+    used = [e for e in used if e]
+    def total(*names):
+        return sum(next(((e.get("usage") or {}).get(n) or 0 for n in names if (e.get("usage") or {}).get(n)), 0)
+                   for e in used)
+    return {"prompt_tokens": total("input_tokens", "prompt_tokens"),
+            "output_tokens": total("output_tokens", "completion_tokens"),
+            "seconds": round(sum(e.get("seconds") or 0 for e in used), 3)}
+
+
+def run_methods(ctx, names: list[str], replay: set[str], limit: int | None) -> list[dict]:
+    from citecheck import evaluation as ev, verify
+    from citecheck.cache import CacheMiss
+    records = []
+    METHOD_RECORDS.parent.mkdir(parents=True, exist_ok=True)
+    items = method_items(limit)
+    for n, item in enumerate(items, 1):
+        for name in names:
+            run_ctx = ctx.replace(offline=True) if name in replay else ctx
+            started = time.time()
+            try:
+                trace = verify.trace_text(item["claim"], item["text"], run_ctx.replace(judge_method=name),
+                                          f"{item['dataset']}:{item['id']}")
+            except CacheMiss:
+                records.append({**{k: item[k] for k in ("dataset", "id", "split", "gold")}, "judge": name,
+                                "missing": True})
+                continue
+            got = ev.judged_of(trace, name)
+            record = {**{k: item[k] for k in ("dataset", "id", "split", "gold")}, **got,
+                      **usage_of(ctx.cache.entries(), (trace.judged or {}).get("steps", [])),
+                      "wall": round(time.time() - started, 1)}
+            records.append(record)
+            with open(METHOD_RECORDS, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        print(f"{n}/{len(items)} {item['dataset']} {item['id']} {time.strftime('%H:%M:%S')}", flush=True)
+    return records
+
+
+def relabel(record: dict, support_at: float) -> dict:
+    """A pooled record's label and confidence at another SUPPORT_AT (same answers, pooled.pool's rule)."""
+    from citecheck.methods import pooled
+    if record["reason"] or record.get("p_supported") is None or record.get("coverage") is None:
+        return record
+    p = record["p_supported"]
+    if p >= support_at:
+        label = "supported"
+    else:
+        label = "contradicted" if record["coverage"] >= pooled.COVERAGE else "not_found"
+    return {**record, "answer": label, "confidence": p if label == "supported" else 1 - p}
+
+
+def scored(records: list[dict]) -> dict:
+    """{"wice": binary metrics, "rfc": 3-class metrics} for one method's records of one split."""
+    from citecheck import evaluation as ev
+    out = {}
+    wice = ev.with_predictions([r for r in records if r["dataset"] == "wice"])
+    if wice:
+        gold, pred = [r["gold"] for r in wice], [r["predicted"] for r in wice]
+        classes = {c["class"]: c for c in ev.per_class(gold, pred)}
+        recalls = [classes[c]["recall"] for c in ev.CLASSES]
+        out["wice"] = {"n": len(wice), "accuracy": ev.accuracy(gold, pred),
+                       "balanced_accuracy": statistics.fmean(recalls), "supported_recall": recalls[0],
+                       "auroc": ev.auroc([r["p_supported"] or 0.0 for r in wice],
+                                         [g == "supported" for g in gold]),
+                       "ece": ev.ece([r["confidence"] for r in wice], [r["correct"] for r in wice])}
+    rfc = [r for r in records if r["dataset"] == "rfc"]
+    if rfc:
+        gold = [r["gold"] for r in rfc]
+        pred = [r["answer"] if r["answer"] in RFC_CLASSES else RFC_OF[r["answer"]] for r in rfc]
+        out["rfc"] = {"n": len(rfc), "accuracy": ev.accuracy(gold, pred),
+                      **{f"recall_{c['class']}": c["recall"] for c in ev.per_class(gold, pred, RFC_CLASSES)}}
+    return out
+
+
+def choose_support_at(tune: list[dict]) -> float:
+    """The lab's rule: SUPPORT_AT maximising mean(WiCE-tune balanced accuracy, RFC-tune 3-class accuracy),
+    the midpoint of the lowest and highest optimal candidate (candidates: observed p_supported values)."""
+    candidates = sorted({r["p_supported"] for r in tune if r.get("p_supported") is not None})
+    best, arg = -1.0, []
+    for t in candidates:
+        s = scored([relabel(r, t) for r in tune])
+        value = statistics.fmean([s["wice"]["balanced_accuracy"], s["rfc"]["accuracy"]])
+        if value > best + 1e-12:
+            best, arg = value, [t]
+        elif abs(value - best) <= 1e-12:
+            arg.append(t)
+    return (min(arg) + max(arg)) / 2
+
+
+def report_methods(records: list[dict]) -> None:
+    from citecheck import evaluation as ev
+    found = [r for r in records if not r.get("missing")]
+    for name in ev.judges_of(found):
+        mine = [r for r in found if r["judge"] == name]
+        missing = sum(1 for r in records if r["judge"] == name and r.get("missing"))
+        if name == "pooled":
+            tune = [r for r in mine if r["split"] == "tune"]
+            if {"wice", "rfc"} <= {r["dataset"] for r in tune}:
+                t = choose_support_at(tune)
+                print(f"pooled: SUPPORT_AT chosen on tune = {t:.4f} (shipped constant "
+                      f"{__import__('citecheck.methods.pooled', fromlist=['x']).SUPPORT_AT})")
+                mine = [relabel(r, t) for r in mine]
+        for split in ev.SPLITS:
+            part = [r for r in mine if r["split"] == split]
+            if not part:
+                continue
+            s = scored(part)
+            cost = {k: statistics.fmean(r.get(k) or 0 for r in part)
+                    for k in ("calls", "prompt_tokens", "output_tokens", "seconds")}
+            print(f"{name} {split}: " + json.dumps({k: {m: round(v, 3) if isinstance(v, float) else v
+                                                         for m, v in d.items()} for k, d in s.items()})
+                  + f" per citation {json.dumps({k: round(v, 2) for k, v in cost.items()})}"
+                  + (f" ({missing} rows not recorded)" if missing and split == "report" else ""))
+        wice = ev.with_predictions([r for r in mine if r["dataset"] == "wice"])
+        for row in ev.threshold_table(wice):
+            print(f"{name} AUTO_ACCEPT for 90 % on tune: {json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()})}")
+
+
+def methods_main(args) -> int:
+    from citecheck.context import RunContext
+    ctx = RunContext.from_env()
+    if args.import_answers:
+        ctx, seeded_cache = seeded(ctx, [Path(p) for p in args.import_answers])
+    names = args.methods.split(",")
+    records = run_methods(ctx, names, set(filter(None, args.replay.split(","))), args.limit)
+    if args.import_answers:
+        print(f"imported {seeded_cache.imported} recorded answers with exactly this run's requests")
+    report_methods(records)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--methods", default="", help="judge methods to evaluate as verify ships them")
+    parser.add_argument("--replay", default="", help="of --methods: replay only (offline)")
+    parser.add_argument("--import-answers", nargs="*", default=[], metavar="CACHE_JSON")
+    parser.add_argument("--limit", type=int, default=None, help="--methods: the first N items only")
     parser.add_argument("--wice-rows", type=int, default=40, help="WiCE rows per split (0: skip WiCE)")
     parser.add_argument("--wice", type=Path, default=WICE_DEFAULT,
                         help="WiCE-format JSONL (default: the committed sample; e.g. the full dev split)")
@@ -304,6 +493,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-calibration", action="store_true")
     parser.add_argument("--memo-only", action="store_true", help="score only prompts already answered (no calls)")
     args = parser.parse_args(argv)
+    if args.methods:
+        return methods_main(args)
     chosen = [v for v in VARIANTS if v.name in args.variants.split(",")]
     runner = Runner(args.endpoint, args.memo_only)
 

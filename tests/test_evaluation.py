@@ -152,7 +152,7 @@ def test_tables_keep_tune_and_report_apart():
     tune = [(0.5, False)] * 5 + [(0.9, True)] * 10
     report = [(0.5, False)] * 4 + [(0.9, True)] * 3 + [(0.95, False)] * 1
     records = []
-    for judge in ev.JUDGES:
+    for judge in ("choice", "json"):
         records += _records("tune", judge, tune) + _records("report", judge, report)
     chosen = {r["judge"]: r for r in ev.threshold_table(records, target=0.9, min_accepted=10)}
     assert chosen["choice"]["threshold"] == 0.9                      # chosen on tune (10/10 right)

@@ -39,8 +39,9 @@ class Steps:
         if self.calls + n > budget:
             raise BudgetExceeded(f"needs {self.calls + n} model calls, JUDGE_CALL_BUDGET={budget}")
 
-    def run(self, what: str, call) -> object | None:
-        """`call()` as step number len(done)+1 (`what` says what it asked); None when off contract."""
+    def run(self, what: str, call, key: str | None = None) -> object | None:
+        """`call()` as the next step (`what` says what it asked, `key` is its cache key); None when off
+        contract."""
         self.reserve(1)
         self.calls += 1
         try:
@@ -48,7 +49,7 @@ class Steps:
         except OffContract as exc:
             self.invalid.append(f"step {self.calls}: {exc}")
             answer = None
-        self.done.append({"step": self.calls, "asked": what, "answer": answer})
+        self.done.append({"step": self.calls, "asked": what, "answer": answer, "key": key})
         return answer
 
 

@@ -11,6 +11,7 @@ Rules:
 from __future__ import annotations
 
 from .. import judges
+from ..cache import request_key
 from ..vocabulary import JUDGE_LABELS, NOT_FOUND, RELATIONS
 from .base import INVALID_REASON, JudgeMethod, Steps, unusable, verdict
 
@@ -30,7 +31,9 @@ class ChoiceMethod(JudgeMethod):
             answer = judges.choice_judge(claim, "\n\n".join(passages), steps.ctx)
         except judges.JudgeOutputInvalid as exc:
             return unusable(f"{INVALID_REASON}: {exc}", model, steps)
-        steps.done.append({"step": 1, "asked": judges.CHOICE_INSTRUCTIONS, "answer": answer})
+        source = "\n\n".join(passages)
+        key = request_key("typesafe.system_one", model, judges.choice_request(claim, source))
+        steps.done.append({"step": 1, "asked": judges.CHOICE_INSTRUCTIONS, "answer": answer, "key": key})
         label = LABEL_OF[answer["relation"]]
         quote = passages[0] if label != NOT_FOUND and passages else None
         return {**verdict(label, quote, answer["confidence"], answer["probabilities"]["supports"],
@@ -47,7 +50,10 @@ class JsonMethod(JudgeMethod):
         steps.reserve(1)
         steps.calls += 1
         answer = judges.json_judge(claim, passages, steps.ctx)
-        steps.done.append({"step": 1, "asked": "json verdict", "answer": answer})
+        settings = steps.ctx.settings
+        key = request_key(f"judge.json/{settings.judge_provider}", settings.judge_model,
+                          judges.json_request(claim, passages))
+        steps.done.append({"step": 1, "asked": "json verdict", "answer": answer, "key": key})
         if answer["reason"]:
             return {**answer, "p_supported": 0.0, "calls": steps.calls, "steps": steps.done}
         p = answer["confidence"] if answer["label"] == "supported" else 1 - answer["confidence"]

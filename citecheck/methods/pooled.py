@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 from .. import judges
+from ..cache import request_key
 from ..vocabulary import NOT_FOUND
 from . import sentences as units
 from .base import JudgeMethod, Steps, verdict
@@ -81,11 +82,13 @@ class PooledMethod(JudgeMethod):
         steps.reserve(len(top))
         asked = []
         for text in top:
-            answer = steps.run(text, lambda text=text: judges.choice_step(
-                {"claim": claim, "text": text}, {NAME: question()}, steps.ctx))
+            state, asked_q = {"claim": claim, "text": text}, {NAME: question()}
+            key = request_key("typesafe.system_one", model, judges.step_request(state, asked_q))
+            answer = steps.run(text, lambda s=state, q=asked_q: judges.choice_step(s, q, steps.ctx), key)
             if answer is not None:
                 asked.append((text, answer[NAME]["probabilities"]))
         if steps.invalid:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)     # base.judge labels it
         label, quote, confidence, p = pool(claim, passages, asked)
-        return verdict(label, quote, round(confidence, 4), round(p, 4), model, steps)
+        return {**verdict(label, quote, round(confidence, 4), round(p, 4), model, steps),
+                "coverage": round(units.coverage(claim, " ".join(passages)), 4)}

@@ -17,9 +17,10 @@ def choice_answer(probabilities: dict[str, float]) -> dict:
 
 
 def jev_standin(probabilities: dict[str, float] | None = None, *, status: int = 200, delay: float = 0.0,
-                model: str = "standin-jev", answers: dict | None = None) -> StandIn:
+                model: str = "standin-jev", answers: dict | None = None, script=None) -> StandIn:
     """Stand-in answering `probabilities` for each choice question (or `status` with an error body, or the
-    literal `answers` object)."""
+    literal `answers` object). `script(body)`, when given, scripts each call: it returns the probabilities
+    (a dict of floats) or a literal `answers` object (a dict holding "answers") for that request."""
     literal = answers
 
     def handle(request: Recorded):
@@ -28,13 +29,18 @@ def jev_standin(probabilities: dict[str, float] | None = None, *, status: int = 
         if status != 200:
             return status, {}, {"error": {"message": f"stand-in failure {status}"}}
         body = request.json()
+        scripted = script(body) if script else None
+        if isinstance(scripted, dict) and "answers" in scripted:
+            usage = {"input_tokens": 42, "output_tokens": 1}
+            return 200, {}, {"model": model, "usage": usage, "answers": scripted["answers"]}
+        probs_of_call = scripted or probabilities
         if literal is not None:
             usage = {"input_tokens": 42, "output_tokens": 1}
             return 200, {}, {"model": model, "usage": usage, "answers": literal}
         answers = {}
         for name, question in body["questions"].items():
             labels = list(question["criteria"])
-            probs = probabilities or {label: 1 / len(labels) for label in labels}
+            probs = probs_of_call or {label: 1 / len(labels) for label in labels}
             answers[name] = choice_answer({label: probs.get(label, 0.0) for label in labels})
         return 200, {}, {"model": model, "usage": {"input_tokens": 42, "output_tokens": 1}, "answers": answers}
     return StandIn(handle)

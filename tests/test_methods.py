@@ -1,0 +1,202 @@
+"""Judge methods: the pooled method's control flow against the Jev stand-in (scripted per step), its
+pooling arithmetic on hand-checked inputs, the call budget, off-contract steps, and the flows that use it."""
+import math
+
+import pytest
+from standins.jev import choice_answer, jev_standin
+
+from citecheck import check, config, evaluation, methods, sources, verify
+from citecheck.cache import Cache
+from citecheck.config import Settings
+from citecheck.methods import pooled
+from citecheck.methods import sentences as units
+from citecheck.vocabulary import JUDGE_UNAVAILABLE
+
+CLAIM = "Water boils at 100 °C at sea level."
+PAGE = ("# Boiling\n\n"
+        "At sea level, pure water boils at 100 °C. Salt barely changes that. The kettle clicks off.\n\n"
+        "Denver is a mile high. Water there boils near 95 °C. Mountain huts are colder still. Ok.")
+SUPPORTING = "At sea level, pure water boils at 100 °C."
+YES = {"yes": 0.8, "no": 0.05, "unknown": 0.15}
+UNKNOWN = {"yes": 0.05, "no": 0.05, "unknown": 0.9}
+NO = {"yes": 0.05, "no": 0.75, "unknown": 0.2}
+
+
+def scripted(by_text: dict, default=UNKNOWN):
+    """A Jev script: the step's probabilities chosen by the sentence it shows (`default` otherwise)."""
+    return lambda body: by_text.get(body["state"].get("text"), default)
+
+
+@pytest.fixture
+def pooled_ctx(make_ctx):
+    def make(server, **changes):
+        return make_ctx(typesafe_endpoint=server.url, judge_method="pooled", **changes)
+    return make
+
+
+# ---------------------------------------------------------------- sentences, ranking, coverage
+
+def test_sentences_are_normalised_paragraph_sentences_of_three_words_or_more():
+    got = units.sentences([PAGE])
+    assert got[0] == SUPPORTING and "Ok." not in got and "# Boiling" not in got
+    assert all(len(s.split()) >= units.MIN_WORDS for s in got)
+    assert units.sentences(["He said “yes.” Then left the room."]) == ['He said "yes."', "Then left the room."]
+
+
+def test_bm25_ranks_the_sentence_sharing_rare_claim_words_first_and_keeps_order_on_ties():
+    texts = ["Denver is a mile high.", SUPPORTING, "The kettle clicks off."]
+    assert units.ranked(CLAIM, texts)[0] == 1
+    assert units.ranked("nothing shared", texts) == [0, 1, 2]
+
+
+def test_coverage_counts_distinct_stemmed_content_words():
+    assert units.coverage("Boiling kettles", "the kettles boiled") == 1.0      # boil, kettl
+    assert units.coverage("Boiling kettles", "the kettle is boiling") == 0.5   # crude: kettl != kettle
+    assert units.coverage("Water boils hot", "water") == pytest.approx(1 / 3)
+    assert units.coverage("the of and", "anything") == 1.0
+
+
+def test_pool_supports_from_the_best_sentence_else_coverage_decides_contradiction():
+    passages = [PAGE]
+    label, quote, confidence, p = pooled.pool(CLAIM, passages, [("a b c", UNKNOWN), (SUPPORTING, YES)])
+    assert (label, quote) == ("supported", SUPPORTING)
+    assert p == pytest.approx(0.8 / 0.95) and confidence == p
+    label, quote, confidence, p = pooled.pool(CLAIM, passages, [("a b c", UNKNOWN), (SUPPORTING, NO)])
+    assert label == "contradicted" and quote == SUPPORTING           # the claim's words are on the page
+    assert p == pytest.approx(0.05 / 0.25) and confidence == pytest.approx(1 - p)   # best z: the NO sentence
+    label, quote, _, _ = pooled.pool("Quokkas sleep in burrows.", passages, [("a b c", NO)])
+    assert (label, quote) == ("not_found", None)                      # not about the claim: says nothing
+
+
+def test_support_margin_is_the_log_odds_of_yes_over_unknown():
+    assert pooled.support_margin(YES) == pytest.approx(math.log(0.8 / 0.15))
+    assert pooled.contradiction_margin(NO) == pytest.approx(math.log(0.75 / 0.2))
+
+
+# ---------------------------------------------------------------- control flow against the Jev stand-in
+
+def test_pooled_asks_the_top_sentences_one_call_each_and_caches_every_step(pooled_ctx):
+    with jev_standin(script=scripted({SUPPORTING: YES}), model="standin-jev") as server:
+        ctx = pooled_ctx(server)
+        verdict = methods.judge(CLAIM, [PAGE], ctx)
+        asked = [r.json() for r in server.requests]
+        again = methods.judge(CLAIM, [PAGE], ctx)
+        assert len(server.requests) == len(asked)                     # the second run only replayed
+    top = pooled.top_sentences(CLAIM, [PAGE])
+    assert [b["state"] for b in asked] == [{"claim": CLAIM, "text": t} for t in top]
+    assert len(top) == pooled.SENTENCES and top[0] == SUPPORTING
+    assert all(b["questions"]["rel"]["instructions"] == pooled.INSTRUCTIONS for b in asked)
+    assert verdict["label"] == "supported" and verdict["evidence_quote"] == SUPPORTING
+    assert verdict["calls"] == pooled.SENTENCES and verdict["reason"] is None and again == verdict
+    entries = ctx.cache.entries()
+    assert {s["key"] for s in verdict["steps"]} <= set(entries)
+    assert all(entries[s["key"]]["model"] == "standin-jev" and entries[s["key"]]["recorded"]
+               for s in verdict["steps"])
+
+
+def test_an_off_contract_step_is_a_labelled_verdict_the_other_steps_still_run_and_it_is_not_cached(pooled_ctx):
+    top = pooled.top_sentences(CLAIM, [PAGE])
+    bad = {"answers": {"rel": choice_answer({"yes": 0.5, "maybe": 0.5})}}
+    with jev_standin(script=scripted({top[1]: bad})) as server:
+        ctx = pooled_ctx(server)
+        verdict = methods.judge(CLAIM, [PAGE], ctx)
+        assert len(server.requests) == len(top)
+    assert verdict["label"] == "not_found" and verdict["confidence"] == 0.0
+    assert verdict["reason"].startswith("judge_output_invalid: step 2: ")
+    assert [s["answer"] is None for s in verdict["steps"]] == [False, True, False, False]
+    assert verdict["steps"][1]["key"] not in ctx.cache.entries()
+    assert sum(s["key"] in ctx.cache.entries() for s in verdict["steps"]) == len(top) - 1
+
+
+def test_a_missing_answer_is_off_contract_too(pooled_ctx):
+    with jev_standin(script=lambda body: {"answers": {}}) as server:
+        verdict = methods.judge(CLAIM, [PAGE], pooled_ctx(server))
+    assert verdict["reason"].startswith("judge_output_invalid: step 1: no choice answer for the question 'rel'")
+
+
+def test_over_the_call_budget_it_stops_before_any_call_and_says_why(pooled_ctx):
+    with jev_standin(script=scripted({})) as server:
+        verdict = methods.judge(CLAIM, [PAGE], pooled_ctx(server, judge_call_budget=2))
+        assert server.requests == []
+    assert verdict["label"] == "not_found" and verdict["confidence"] == 0.0
+    assert verdict["reason"] == f"judge_call_budget: pooled needs {pooled.SENTENCES} model calls, JUDGE_CALL_BUDGET=2"
+
+
+def test_no_sentence_to_ask_is_not_found_without_a_call(pooled_ctx):
+    with jev_standin() as server:
+        verdict = methods.judge(CLAIM, ["Ok. Fine."], pooled_ctx(server))
+        assert server.requests == []
+    assert (verdict["label"], verdict["confidence"], verdict["calls"]) == ("not_found", 0.0, 0)
+
+
+# ---------------------------------------------------------------- the flows: verify, check, evaluation
+
+def test_trace_text_gives_the_pooled_row_with_its_quote_through_the_guard(pooled_ctx):
+    with jev_standin(script=scripted({SUPPORTING: YES})) as server:
+        trace = verify.trace_text(CLAIM, PAGE, pooled_ctx(server), url="text:page")
+    assert trace.row["label"] == "supported" and trace.row["evidence_quote"] == SUPPORTING
+    assert trace.row["url"] == "text:page" and trace.row["auto"] is (trace.row["confidence"] >= 0.8)
+    assert trace.shown and trace.judged["calls"] == pooled.SENTENCES
+
+
+def test_an_unreachable_judge_is_a_labelled_row(make_ctx):
+    ctx = make_ctx(typesafe_endpoint="http://127.0.0.1:9", judge_method="pooled", judge_timeout=5)
+    row = verify.trace_text(CLAIM, PAGE, ctx).row
+    assert (row["label"], row["reason"], row["confidence"]) == ("not_found", "judge_unavailable", None)
+
+
+def test_the_fetch_free_flow_gives_the_row_verify_gives_for_a_fixture_page(fixture_site, pooled_ctx):
+    url = fixture_site.url("/articles/boiling-point")
+    with jev_standin(script=scripted({}, default=YES)) as server:
+        ctx = pooled_ctx(server).replace(allow_private=True)
+        live = verify.trace_citation(CLAIM, url, ctx)
+        fetch_free = verify.trace_text(CLAIM, live.page.markdown, ctx, url=url)
+    assert live.row["label"] == "supported"
+    same = ("label", "evidence_quote", "confidence", "reason", "auto")
+    assert {k: fetch_free.row[k] for k in same} == {k: live.row[k] for k in same}
+    assert fetch_free.shown == live.shown
+
+
+def test_the_evaluation_measures_the_method_through_trace_text(pooled_ctx):
+    with jev_standin(script=scripted({SUPPORTING: YES})) as server:
+        ctx = pooled_ctx(server)
+        got = evaluation.judged(CLAIM, PAGE, "pooled", ctx)
+        row = verify.trace_text(CLAIM, PAGE, ctx).row
+    assert got["answer"] == row["label"] == "supported" and got["confidence"] == row["confidence"]
+    assert got["calls"] == pooled.SENTENCES and 0.5 < got["p_supported"] <= 1
+
+
+def test_check_uses_the_chosen_method_and_an_off_contract_step_is_judge_unavailable(pooled_ctx, tmp_path):
+    (tmp_path / "notes.md").write_text(PAGE + "\n", encoding="utf-8")
+    doc = sources.load(tmp_path / "notes.md", "markdown")
+    citation = {"id": "A1", "claim": CLAIM, "quote": SUPPORTING, "section": "Boiling"}
+    with jev_standin(script=scripted({SUPPORTING: YES})) as server:
+        (row,) = check.check_citations(doc, [citation], pooled_ctx(server), threshold=0.8)
+    assert (row["relation"], row["verdict"]) == ("supports", "verified")
+    with jev_standin(script=lambda body: {"answers": {}}) as server:
+        unavailable = []
+        ctx = pooled_ctx(server, cache_path=tmp_path / "fresh.json")
+        (row,) = check.check_citations(doc, [citation], ctx, unavailable=unavailable)
+    assert row["verdict"] == JUDGE_UNAVAILABLE and "judge_output_invalid" in unavailable[0][1]
+
+
+def test_one_pass_keeps_each_flows_baseline(make_ctx):
+    ctx = make_ctx()
+    assert ctx.settings.judge_method == "one_pass"
+    assert methods.chosen(ctx, "json").name == "json" and methods.chosen(ctx, "choice").name == "choice"
+    assert methods.chosen(ctx.replace(judge_method="pooled"), "json").name == "pooled"
+
+
+def test_settings_validate_the_method_and_the_budget():
+    assert Settings.from_env({"JUDGE_METHOD": "Pooled", "JUDGE_CALL_BUDGET": "3"}).judge_call_budget == 3
+    with pytest.raises(ValueError, match="JUDGE_METHOD must be one of one_pass, choice, json, pooled"):
+        Settings.from_env({"JUDGE_METHOD": "vibes"})
+    with pytest.raises(ValueError, match="JUDGE_CALL_BUDGET"):
+        Settings.from_env({"JUDGE_CALL_BUDGET": "0"})
+    assert set(config.JUDGE_METHODS) == set(methods.NAMES)
+
+
+def test_auroc_on_hand_checked_scores():
+    assert evaluation.auroc([0.9, 0.8, 0.3, 0.1], [True, False, True, False]) == 0.75
+    assert evaluation.auroc([0.5, 0.5], [True, False]) == 0.5
+    assert math.isnan(evaluation.auroc([0.5], [True]))
