@@ -346,13 +346,13 @@ def method_items(limit: int | None) -> list[dict]:
 def usage_of(entries: dict, verdict_steps: list[dict]) -> dict:
     """Calls, prompt and output tokens, compute seconds of a verdict's steps (from their cache entries)."""
     used = [entries.get(s.get("key")) for s in verdict_steps]
-    used = [e for e in used if e]
+    usages = [e.get("usage") or {} for e in used if e]
+
     def total(*names):
-        return sum(next(((e.get("usage") or {}).get(n) or 0 for n in names if (e.get("usage") or {}).get(n)), 0)
-                   for e in used)
+        return sum(next((u[n] for n in names if u.get(n)), 0) for u in usages)
     return {"prompt_tokens": total("input_tokens", "prompt_tokens"),
             "output_tokens": total("output_tokens", "completion_tokens"),
-            "seconds": round(sum(e.get("seconds") or 0 for e in used), 3)}
+            "seconds": round(sum(e.get("seconds") or 0 for e in used if e), 3)}
 
 
 def run_methods(ctx, names: list[str], replay: set[str], limit: int | None) -> list[dict]:
@@ -434,8 +434,13 @@ def choose_support_at(tune: list[dict]) -> float:
     return (min(arg) + max(arg)) / 2
 
 
+def _rounded(row: dict) -> dict:
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}
+
+
 def report_methods(records: list[dict]) -> None:
     from citecheck import evaluation as ev
+    from citecheck.methods import pooled
     found = [r for r in records if not r.get("missing")]
     for name in ev.judges_of(found):
         mine = [r for r in found if r["judge"] == name]
@@ -444,8 +449,7 @@ def report_methods(records: list[dict]) -> None:
             tune = [r for r in mine if r["split"] == "tune"]
             if {"wice", "rfc"} <= {r["dataset"] for r in tune}:
                 t = choose_support_at(tune)
-                print(f"pooled: SUPPORT_AT chosen on tune = {t:.4f} (shipped constant "
-                      f"{__import__('citecheck.methods.pooled', fromlist=['x']).SUPPORT_AT})")
+                print(f"pooled: SUPPORT_AT chosen on tune = {t:.4f} (shipped constant {pooled.SUPPORT_AT})")
                 mine = [relabel(r, t) for r in mine]
         for split in ev.SPLITS:
             part = [r for r in mine if r["split"] == split]
@@ -454,13 +458,12 @@ def report_methods(records: list[dict]) -> None:
             s = scored(part)
             cost = {k: statistics.fmean(r.get(k) or 0 for r in part)
                     for k in ("calls", "prompt_tokens", "output_tokens", "seconds")}
-            print(f"{name} {split}: " + json.dumps({k: {m: round(v, 3) if isinstance(v, float) else v
-                                                         for m, v in d.items()} for k, d in s.items()})
-                  + f" per citation {json.dumps({k: round(v, 2) for k, v in cost.items()})}"
+            print(f"{name} {split}: " + json.dumps({k: _rounded(d) for k, d in s.items()})
+                  + f" per citation {json.dumps(_rounded(cost))}"
                   + (f" ({missing} rows not recorded)" if missing and split == "report" else ""))
         wice = ev.with_predictions([r for r in mine if r["dataset"] == "wice"])
         for row in ev.threshold_table(wice):
-            print(f"{name} AUTO_ACCEPT for 90 % on tune: {json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()})}")
+            print(f"{name} AUTO_ACCEPT for 90 % on tune: {json.dumps(_rounded(row))}")
 
 
 def methods_main(args) -> int:
