@@ -69,7 +69,7 @@ DEFAULTS = {
     "PDF_MAX_SECONDS": "60",
 }
 
-JUDGE_METHODS = ("one_pass", "choice", "json", "pooled")
+JUDGE_METHODS = ("one_pass", "choice", "json", "pooled", "decompose")
 """JUDGE_METHOD's values (citecheck.methods); one_pass keeps each flow's baseline (JSON in verify, Choice
 in check)."""
 

@@ -46,6 +46,7 @@ PREDICTED_OF = {
     "choice": {"supports": "supported", "contradicts": "not_supported", "says_nothing": "not_supported"},
     "json": {"supported": "supported", "contradicted": "not_supported", "not_found": "not_supported"},
     "pooled": {"supported": "supported", "contradicted": "not_supported", "not_found": "not_supported"},
+    "decompose": {"supported": "supported", "contradicted": "not_supported", "not_found": "not_supported"},
 }
 CLASSES = ("supported", "not_supported")
 KS = (1, 3, 5)

@@ -23,6 +23,7 @@ Rules:
 from __future__ import annotations
 
 import email.utils
+import json
 import time
 from typing import Any, Callable
 
@@ -332,13 +333,14 @@ def _post(url: str, body: dict, headers: dict, provider: str, settings: Settings
     raise JudgeUnavailable(f"{where} {failure} {tries}; {hint}")
 
 
-def _call_openai(model: str, messages: list[dict], settings: Settings) -> Any:
+def _call_openai(model: str, messages: list[dict], settings: Settings, schema: dict = JSON_SCHEMA,
+                 name: str = "verdict") -> Any:
     base = settings.openai_base_url.rstrip("/")
     local = base != DEFAULTS["OPENAI_BASE_URL"]
     key = settings.secrets.get("OPENAI_API_KEY") or ("local" if local else settings.secrets.require("OPENAI_API_KEY"))
     body = {"model": model, "messages": messages, "temperature": 0,
             "response_format": {"type": "json_schema",
-                                "json_schema": {"name": "verdict", "strict": True, "schema": JSON_SCHEMA}}}
+                                "json_schema": {"name": name, "strict": True, "schema": schema}}}
     return _post(f"{base}/chat/completions", body, {"Authorization": f"Bearer {key}"}, "openai", settings)
 
 
@@ -346,19 +348,22 @@ ANTHROPIC_TOOL = {"name": "record_verdict", "description": "Record the verdict o
                   "input_schema": JSON_SCHEMA}
 
 
-def _call_anthropic(model: str, messages: list[dict], settings: Settings) -> Any:
-    """Messages API with the schema enforced as a forced tool call; its input is the verdict."""
+def _call_anthropic(model: str, messages: list[dict], settings: Settings, schema: dict = JSON_SCHEMA,
+                    name: str = "verdict") -> Any:
+    """Messages API with the schema enforced as a forced tool call; its input is the answer."""
+    tool = ANTHROPIC_TOOL if schema is JSON_SCHEMA else {
+        "name": f"record_{name}", "description": f"Record the {name}.", "input_schema": schema}
     key = settings.secrets.require("ANTHROPIC_API_KEY")
     body = {"model": model, "max_tokens": 400, "temperature": 0, "system": messages[0]["content"],
-            "messages": messages[1:], "tools": [ANTHROPIC_TOOL],
-            "tool_choice": {"type": "tool", "name": ANTHROPIC_TOOL["name"]}}
+            "messages": messages[1:], "tools": [tool], "tool_choice": {"type": "tool", "name": tool["name"]}}
     headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
     url = f"{settings.anthropic_base_url.rstrip('/')}/v1/messages"
     return _post(url, body, headers, "anthropic", settings)
 
 
-def _call_ollama(model: str, messages: list[dict], settings: Settings) -> Any:
-    body = {"model": model, "messages": messages, "format": JSON_SCHEMA, "stream": False,
+def _call_ollama(model: str, messages: list[dict], settings: Settings, schema: dict = JSON_SCHEMA,
+                 name: str = "verdict") -> Any:
+    body = {"model": model, "messages": messages, "format": schema, "stream": False,
             "options": {"temperature": 0}}
     return _post(f"{settings.ollama_host.rstrip('/')}/api/chat", body, {}, "ollama", settings)
 
@@ -394,3 +399,27 @@ def json_judge(claim: str, passages: list[str], ctx: RunContext) -> dict:
     except OffContract as exc:
         return {**_invalid(str(exc)), "model": model}
     return {**verdict, "reason": None, "model": model}
+
+
+def json_step(messages: list[dict], schema: dict, name: str, ctx: RunContext,
+              check: Callable[[Any], Any]) -> Any:
+    """A judge method's generation step: `messages` to JUDGE_PROVIDER constrained by `schema`, cached as
+    'judge.<name>/<provider>' -> `check(parsed JSON object)`. Not JSON, or off `check`'s contract, raises
+    OffContract; nothing is cached."""
+    provider, model = ctx.settings.judge_provider, ctx.settings.judge_model
+    request = {"messages": messages, "schema": schema}
+
+    def compute() -> tuple[Any, dict | None, str]:
+        body = PROVIDERS[provider](model, messages, ctx.settings, schema, name)
+        content, usage, answered_by = contract.envelope(provider, body, model)
+        return {"content": content}, usage, answered_by
+
+    def parsed(answer: Any) -> Any:
+        if not isinstance(answer, dict) or not contract.is_text(answer.get("content")):
+            raise OffContract(f"the answer is {answer!r:.60}, not {{content: text}}")
+        try:
+            return check(json.loads(answer["content"]))
+        except (json.JSONDecodeError, RecursionError):
+            raise OffContract(f"{name}: not JSON") from None
+
+    return _ask(ctx, f"judge.{name}/{provider}", model, request, compute, LIVE_HINT[provider], parsed)

@@ -1,5 +1,6 @@
 """Judge methods: the pooled method's control flow against the Jev stand-in (scripted per step), its
 pooling arithmetic on hand-checked inputs, the call budget, off-contract steps, and the flows that use it."""
+import json
 import math
 
 import pytest
@@ -40,7 +41,8 @@ def test_sentences_are_normalised_paragraph_sentences_of_three_words_or_more():
     got = units.sentences([PAGE])
     assert got[0] == SUPPORTING and "Ok." not in got and "# Boiling" not in got
     assert all(len(s.split()) >= units.MIN_WORDS for s in got)
-    assert units.sentences(["He said “yes.” Then left the room."]) == ['He said "yes."', "Then left the room."]
+    quoted = units.sentences(["He said “yes.” Then left the room."])
+    assert quoted == ['He said "yes."', "Then left the room."]
 
 
 def test_bm25_ranks_the_sentence_sharing_rare_claim_words_first_and_keeps_order_on_ties():
@@ -94,7 +96,7 @@ def test_pooled_asks_the_top_sentences_one_call_each_and_caches_every_step(poole
                for s in verdict["steps"])
 
 
-def test_an_off_contract_step_is_a_labelled_verdict_the_other_steps_still_run_and_it_is_not_cached(pooled_ctx):
+def test_an_off_contract_step_is_labelled_the_other_steps_still_run_and_it_is_not_cached(pooled_ctx):
     top = pooled.top_sentences(CLAIM, [PAGE])
     bad = {"answers": {"rel": choice_answer({"yes": 0.5, "maybe": 0.5})}}
     with jev_standin(script=scripted({top[1]: bad})) as server:
@@ -111,7 +113,8 @@ def test_an_off_contract_step_is_a_labelled_verdict_the_other_steps_still_run_an
 def test_a_missing_answer_is_off_contract_too(pooled_ctx):
     with jev_standin(script=lambda body: {"answers": {}}) as server:
         verdict = methods.judge(CLAIM, [PAGE], pooled_ctx(server))
-    assert verdict["reason"].startswith("judge_output_invalid: step 1: no choice answer for the question 'rel'")
+    assert verdict["reason"].startswith(
+        "judge_output_invalid: step 1: no choice answer for the question 'rel'")
 
 
 def test_over_the_call_budget_it_stops_before_any_call_and_says_why(pooled_ctx):
@@ -119,7 +122,8 @@ def test_over_the_call_budget_it_stops_before_any_call_and_says_why(pooled_ctx):
         verdict = methods.judge(CLAIM, [PAGE], pooled_ctx(server, judge_call_budget=2))
         assert server.requests == []
     assert verdict["label"] == "not_found" and verdict["confidence"] == 0.0
-    assert verdict["reason"] == f"judge_call_budget: pooled needs {pooled.SENTENCES} model calls, JUDGE_CALL_BUDGET=2"
+    assert verdict["reason"] == (f"judge_call_budget: pooled needs {pooled.SENTENCES} model calls, "
+                                 "JUDGE_CALL_BUDGET=2")
 
 
 def test_no_sentence_to_ask_is_not_found_without_a_call(pooled_ctx):
@@ -189,7 +193,7 @@ def test_one_pass_keeps_each_flows_baseline(make_ctx):
 
 def test_settings_validate_the_method_and_the_budget():
     assert Settings.from_env({"JUDGE_METHOD": "Pooled", "JUDGE_CALL_BUDGET": "3"}).judge_call_budget == 3
-    with pytest.raises(ValueError, match="JUDGE_METHOD must be one of one_pass, choice, json, pooled"):
+    with pytest.raises(ValueError, match="JUDGE_METHOD must be one of one_pass, choice, json, pooled, decom"):
         Settings.from_env({"JUDGE_METHOD": "vibes"})
     with pytest.raises(ValueError, match="JUDGE_CALL_BUDGET"):
         Settings.from_env({"JUDGE_CALL_BUDGET": "0"})
@@ -200,3 +204,60 @@ def test_auroc_on_hand_checked_scores():
     assert evaluation.auroc([0.9, 0.8, 0.3, 0.1], [True, False, True, False]) == 0.75
     assert evaluation.auroc([0.5, 0.5], [True, False]) == 0.5
     assert math.isnan(evaluation.auroc([0.5], [True]))
+
+
+# ---------------------------------------------------------------- decomposition (facts, then one step each)
+
+FACTS = ["Water boils at 100 °C.", "Water boils at sea level."]
+
+
+@pytest.fixture
+def decompose_ctx(make_ctx):
+    from standins.judge import judge_standin
+    with judge_standin() as facts_server:
+        facts_server.script.reset()
+
+        def make(jev, facts=FACTS, content=None, **changes):
+            facts_server.script.content = content if content is not None else json.dumps({"facts": facts})
+            facts_server.requests.clear()
+            return make_ctx(typesafe_endpoint=jev.url, openai_base_url=facts_server.url + "/v1",
+                            judge_method="decompose", **changes), facts_server
+        yield make
+
+
+def by_fact(answers: dict, default=UNKNOWN):
+    return lambda body: answers.get(body["state"]["claim"], default)
+
+
+def test_decompose_checks_every_fact_and_names_the_one_that_failed(decompose_ctx):
+    with jev_standin(script=by_fact({FACTS[0]: YES})) as jev:
+        ctx, facts_server = decompose_ctx(jev)
+        verdict = methods.judge(CLAIM, [PAGE], ctx)
+        asked = [r.json()["state"] for r in jev.requests]
+    assert len(facts_server.requests) == 1 and [s["claim"] for s in asked] == FACTS
+    assert all(s["text"].split("\n")[0] in units.sentences([PAGE]) for s in asked)
+    assert verdict["failed_fact"] == FACTS[1]
+    assert verdict["label"] == "contradicted"                 # the claim's words are on the page
+    assert verdict["evidence_quote"] in units.sentences([PAGE]) and verdict["calls"] == 3
+    assert [f["fact"] for f in verdict["facts"]] == FACTS
+
+
+def test_decompose_supports_only_when_every_fact_is_supported(decompose_ctx):
+    with jev_standin(script=by_fact({}, default=YES)) as jev:
+        verdict = methods.judge(CLAIM, [PAGE], decompose_ctx(jev)[0])
+    assert verdict["label"] == "supported" and verdict["failed_fact"] is None
+    assert verdict["p_supported"] == min(f["p_supported"] for f in verdict["facts"])
+
+
+def test_decompose_off_contract_facts_and_the_budget(decompose_ctx):
+    with jev_standin(script=by_fact({}, default=YES)) as jev:
+        verdict = methods.judge(CLAIM, [PAGE], decompose_ctx(jev, content="not json")[0])
+        assert jev.requests == []
+        assert verdict["reason"] == "judge_output_invalid: step 1: facts: not JSON"
+        ctx, _ = decompose_ctx(jev, facts=["x"] * 5)
+        verdict = methods.judge(CLAIM, [PAGE], ctx)
+        assert verdict["reason"].startswith("judge_output_invalid: step 1: facts: 5 facts, at most 4")
+        ctx, _ = decompose_ctx(jev, judge_call_budget=2)
+        verdict = methods.judge(CLAIM, [PAGE], ctx)
+        assert jev.requests == []
+    assert verdict["reason"] == "judge_call_budget: decompose needs 3 model calls, JUDGE_CALL_BUDGET=2"

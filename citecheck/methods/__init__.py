@@ -2,7 +2,8 @@
 
 Rules:
 - One module per method, each a `base.JudgeMethod`: `one_pass.ChoiceMethod` and `one_pass.JsonMethod`
-  (the one-pass baselines), `pooled.PooledMethod` (short premises, pooled).
+  (the one-pass baselines), `pooled.PooledMethod` (short premises, pooled), `decompose.DecomposeMethod`
+  (atomic facts, each checked; names the failed fact).
 - JUDGE_METHOD=one_pass (the default) keeps each flow's own baseline: the JSON judge in verify, batch
   and /verify (their rows need a quote), the Choice judge in check (the cited section). Any other value
   names the method every flow uses.
@@ -15,10 +16,12 @@ from .. import config, judges
 from ..context import RunContext
 from ..vocabulary import JUDGE_LABELS, RELATIONS
 from .base import JudgeMethod
+from .decompose import DecomposeMethod
 from .one_pass import ChoiceMethod, JsonMethod
 from .pooled import PooledMethod
 
-METHODS: dict[str, JudgeMethod] = {m.name: m for m in (ChoiceMethod(), JsonMethod(), PooledMethod())}
+METHODS: dict[str, JudgeMethod] = {m.name: m for m in (ChoiceMethod(), JsonMethod(), PooledMethod(),
+                                                       DecomposeMethod())}
 ONE_PASS = "one_pass"
 NAMES = (ONE_PASS, *METHODS)
 """What JUDGE_METHOD may be (config.JUDGE_METHODS validates the setting)."""
