@@ -310,27 +310,28 @@ RFC_OF = {"supported": "supports", "contradicted": "contradicts", "not_found": "
 RFC_CLASSES = ("supports", "contradicts", "says_nothing")
 
 
-def seeded(ctx, paths: list[Path]):
-    """A context whose cache first copies in, unchanged, any entry of `paths` recorded for the same key."""
-    from citecheck.cache import Cache, request_key
+def seeded(ctx, paths: list[Path]) -> dict:
+    """Make `ctx.cache` first copy in, unchanged, any entry of `paths` recorded for the same key (the
+    same function, model and request); returns the counter of imported entries."""
+    from citecheck.cache import request_key
     seed = {}
     for path in paths:
         seed.update(json.loads(path.read_text(encoding="utf-8")))
-    have = set(ctx.cache.entries())
+    cache, counter = ctx.cache, {"imported": 0}
+    have = set(cache.entries())
     seed = {k: v for k, v in seed.items() if k not in have}
+    recorded_call = cache.call
 
-    class Seeded(Cache):
-        imported = 0
+    def call(function, model, request, compute, **kw):
+        key = request_key(function, model, request)
+        entry = seed.pop(key, None)
+        if entry is not None:
+            cache.put(key, entry)
+            counter["imported"] += 1
+        return recorded_call(function, model, request, compute, **kw)
 
-        def call(self, function, model, request, compute, **kw):
-            entry = seed.pop(request_key(function, model, request), None)
-            if entry is not None:
-                self.put(request_key(function, model, request), entry)
-                Seeded.imported += 1
-            return super().call(function, model, request, compute, **kw)
-
-    cache = Seeded(ctx.settings.cache_path, offline=ctx.settings.offline)
-    return type(ctx).build(ctx.settings, cache), Seeded
+    cache.call = call
+    return counter
 
 
 def method_items(limit: int | None) -> list[dict]:
@@ -469,12 +470,11 @@ def report_methods(records: list[dict]) -> None:
 def methods_main(args) -> int:
     from citecheck.context import RunContext
     ctx = RunContext.from_env()
-    if args.import_answers:
-        ctx, seeded_cache = seeded(ctx, [Path(p) for p in args.import_answers])
+    imported = seeded(ctx, [Path(p) for p in args.import_answers]) if args.import_answers else None
     names = args.methods.split(",")
     records = run_methods(ctx, names, set(filter(None, args.replay.split(","))), args.limit)
-    if args.import_answers:
-        print(f"imported {seeded_cache.imported} recorded answers with exactly this run's requests")
+    if imported is not None:
+        print(f"imported {imported['imported']} recorded answers with exactly this run's requests")
     report_methods(records)
     return 0
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from citecheck import calibration, config, judges
+from citecheck import calibration, config, judge_contract, judges
 from citecheck.cache import Cache, CacheCorrupted, request_key
 from citecheck.config import Settings
 from citecheck.paths import ROOT
@@ -124,8 +124,12 @@ def test_every_committed_choice_and_json_answer_is_on_contract():
     entries = json.loads((ROOT / "json_cache.json").read_text(encoding="utf-8"))
     judged = 0
     for entry in entries.values():
-        if entry["function"] == "typesafe.system_one":
+        if entry["function"] == "typesafe.system_one" and "relation" in entry["answer"]:
             judges.check_relation(entry["answer"])
+            judged += 1
+        elif entry["function"] == "typesafe.system_one":         # a judge method's step: named questions
+            for answer in entry["answer"].values():
+                judge_contract.check_choice(answer, tuple(answer["probabilities"]))
             judged += 1
         elif entry["function"].startswith("judge.json/"):
             judges._check_content(entry["answer"])
