@@ -26,8 +26,9 @@ from .base import JudgeMethod, Steps, verdict
 SENTENCES = 4
 """How many of the claim's best sentences are asked (the lab's run; its prefilter kept a whole gold
 evidence set in the top 3/5/8 BM25 sentences for 0.53/0.59/0.67 of WiCE tune claims)."""
-SUPPORT_AT = 0.5
-"""The p_supported from which the verdict is supported (chosen on tune: DESIGN, "Judge methods")."""
+SUPPORT_AT = 0.3232
+"""The p_supported from which the verdict is supported: chosen on the tune split (WiCE sample tune half and
+RFC tune pairs) by `scripts/eval_judge.py --methods pooled` (DESIGN, "Judge methods")."""
 COVERAGE = 0.5
 """Not supported, and at least this share of the claim's content words shown -> contradicted."""
 INSTRUCTIONS = "Is the `claim` true according to the `text`?"
