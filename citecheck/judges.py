@@ -243,9 +243,10 @@ def check_relation(answer: Any) -> dict:
 
 
 def choice_request(claim: str, source: str) -> dict:
-    """What a Choice call's cache key is made of (with 'typesafe.system_one' and TYPESAFE_MODEL)."""
-    return {"state": choice_state(claim, source),
-            "questions": {"relation": choice_question().model_dump(mode="json", exclude_none=True)},
+    """What `choice_judge`'s cache key is made of (with 'typesafe.system_one' and TYPESAFE_MODEL); the
+    request is spelled out in choice_judge itself, which notebook 01 shows (a test keeps the two equal)."""
+    state, question = choice_state(claim, source), choice_question()
+    return {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)},
             "local_calibration": local_calibration()}
 
 
@@ -255,7 +256,8 @@ def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
     model = settings.typesafe_model
     state = choice_state(claim, source)
     question = choice_question()
-    request = choice_request(claim, source)
+    request = {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)},
+               "local_calibration": local_calibration()}
     try:
         answer = _ask(ctx, "typesafe.system_one", model, request,
                       lambda: _system_one(settings, state, question), LIVE_HINT["typesafe"], check_relation)

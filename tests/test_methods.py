@@ -261,3 +261,11 @@ def test_decompose_off_contract_facts_and_the_budget(decompose_ctx):
         verdict = methods.judge(CLAIM, [PAGE], ctx)
         assert jev.requests == []
     assert verdict["reason"] == "judge_call_budget: decompose needs 3 model calls, JUDGE_CALL_BUDGET=2"
+
+
+def test_the_choice_method_records_the_key_choice_judge_caches(make_ctx):
+    with jev_standin({"supports": 0.7, "contradicts": 0.1, "says_nothing": 0.2}) as server:
+        ctx = make_ctx(typesafe_endpoint=server.url, judge_method="choice")
+        verdict = methods.judge(CLAIM, [PAGE], ctx)
+    assert verdict["label"] == "supported" and verdict["evidence_quote"] == PAGE
+    assert [s["key"] for s in verdict["steps"]] == list(ctx.cache.entries())
