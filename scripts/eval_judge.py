@@ -334,13 +334,14 @@ def seeded(ctx, paths: list[Path]) -> dict:
     return counter
 
 
-def method_items(limit: int | None) -> list[dict]:
+def method_items(limit: int | None, splits: tuple[str, ...] = ("tune", "report")) -> list[dict]:
     """RFC pairs (the located section as the page) then WiCE sample rows, each with its gold label."""
     from citecheck import evaluation as ev
     items = [{"dataset": "rfc", "id": r.id, "split": r.split, "gold": r.gold, "claim": r.claim,
               "text": r.sources["section"]} for r in rfc_rows()]
     items += [{"dataset": "wice", "id": r["id"], "split": r["split"], "gold": r["gold"], "label": r["label"],
                "claim": r["claim"], "text": ev.wice_page(r["evidence"])} for r in ev.load_sample()]
+    items = [item for item in items if item["split"] in splits]
     return items[:limit] if limit else items
 
 
@@ -356,12 +357,13 @@ def usage_of(entries: dict, verdict_steps: list[dict]) -> dict:
             "seconds": round(sum(e.get("seconds") or 0 for e in used if e), 3)}
 
 
-def run_methods(ctx, names: list[str], replay: set[str], limit: int | None) -> list[dict]:
+def run_methods(ctx, names: list[str], replay: set[str], limit: int | None,
+                splits: tuple[str, ...] = ("tune", "report")) -> list[dict]:
     from citecheck import evaluation as ev, verify
     from citecheck.cache import CacheMiss
     records = []
     METHOD_RECORDS.parent.mkdir(parents=True, exist_ok=True)
-    items = method_items(limit)
+    items = method_items(limit, splits)
     for n, item in enumerate(items, 1):
         for name in names:
             run_ctx = ctx.replace(offline=True) if name in replay else ctx
@@ -472,7 +474,8 @@ def methods_main(args) -> int:
     ctx = RunContext.from_env()
     imported = seeded(ctx, [Path(p) for p in args.import_answers]) if args.import_answers else None
     names = args.methods.split(",")
-    records = run_methods(ctx, names, set(filter(None, args.replay.split(","))), args.limit)
+    records = run_methods(ctx, names, set(filter(None, args.replay.split(","))), args.limit,
+                          tuple(args.splits.split(",")))
     if imported is not None:
         print(f"imported {imported['imported']} recorded answers with exactly this run's requests")
     report_methods(records)
@@ -485,6 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replay", default="", help="of --methods: replay only (offline)")
     parser.add_argument("--import-answers", nargs="*", default=[], metavar="CACHE_JSON")
     parser.add_argument("--limit", type=int, default=None, help="--methods: the first N items only")
+    parser.add_argument("--splits", default="tune,report", help="--methods: the splits to run")
     parser.add_argument("--wice-rows", type=int, default=40, help="WiCE rows per split (0: skip WiCE)")
     parser.add_argument("--wice", type=Path, default=WICE_DEFAULT,
                         help="WiCE-format JSONL (default: the committed sample; e.g. the full dev split)")
