@@ -38,6 +38,8 @@ DEFAULTS = {
     "FETCH_MAX_BYTES": "5000000",
     "CITECHECK_SITE_PORT": "8731",
     "CITECHECK_CACHE": "json_cache.json",
+    "CITECHECK_CACHE_STORE": "",
+    "CACHE_MAX_AGE": "0",
     "CITECHECK_OFFLINE": "0",
     "BATCH_CONCURRENCY": "4",
     "AUDIT_DB": "audit.db",
@@ -97,6 +99,10 @@ class Secrets:
             raise MissingSetting(name, hint)
         return self._values[name]
 
+    def environ(self) -> dict[str, str]:
+        """The held secrets as environment variables, for a child process's environment (never a file)."""
+        return dict(self._values)
+
     def redact(self, text: str) -> str:
         """Replace the value of every held secret in `text` with the variable's name."""
         for name, value in self._values.items():
@@ -145,6 +151,8 @@ class Settings:
     fetch_max_bytes: int = 5_000_000
     site_port: int = 8731
     cache_path: Path = Path("json_cache.json")
+    cache_store: str = ""
+    cache_max_age: int = 0
     offline: bool = False
     batch_concurrency: int = 4
     audit_db: Path = Path("audit.db")
@@ -178,6 +186,8 @@ class Settings:
             fetch_max_bytes=read.positive("FETCH_MAX_BYTES", integer=True),
             site_port=read.port("CITECHECK_SITE_PORT"),
             cache_path=Path(read.text("CITECHECK_CACHE")),
+            cache_store=read.cache_store(),
+            cache_max_age=read.whole("CACHE_MAX_AGE"),
             offline=read.flag("CITECHECK_OFFLINE"),
             batch_concurrency=read.positive("BATCH_CONCURRENCY", integer=True),
             audit_db=Path(read.text("AUDIT_DB")),
@@ -225,6 +235,19 @@ class _Reader:
         if not value > 0 or value != value or value == float("inf"):
             raise ValueError(f"{name} must be > 0, got {value}")
         return value
+
+    def whole(self, name: str) -> int:
+        raw = self.text(name)
+        if not raw.isdigit():
+            raise ValueError(f"{name} must be a whole number >= 0, got {raw!r}")
+        return int(raw)
+
+    def cache_store(self) -> str:
+        """CITECHECK_CACHE_STORE: a path, empty (beside the export) or 'off' (replay the export alone)."""
+        store = self.text("CITECHECK_CACHE_STORE")
+        if store.lower() == "off" and not self.flag("CITECHECK_OFFLINE"):
+            raise ValueError("CITECHECK_CACHE_STORE=off needs CITECHECK_OFFLINE=1: a live run records into the store")
+        return store
 
     def fraction(self, name: str) -> float:
         raw = self.text(name)

@@ -367,7 +367,7 @@ def test_batch_through_crawlbase_and_the_judge_writes_csv_and_audit_rows_without
     # the token is nowhere: not in the CSV, the audit DB, the cache, nor anything printed
     assert NORMAL_TOKEN not in printed.out + printed.err
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert {p.name for p in written} >= {"report.csv", "audit.db", "json_cache.json"}
+    assert {p.name for p in written} >= {"report.csv", "audit.db", "json_cache.sqlite"}
     assert [p.name for p in written if NORMAL_TOKEN.encode() in p.read_bytes()] == []
 
 

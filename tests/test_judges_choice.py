@@ -1,5 +1,4 @@
 """The Choice judge through the unmodified typesafe-sdk against a Jev-compatible stand-in."""
-import json
 
 import pytest
 
@@ -30,7 +29,7 @@ def test_answer_is_cached_and_stamped_with_the_answering_model(make_ctx):
         second = judges.choice_judge("c", "s", ctx)
         assert len(server.requests) == 1
     assert first == second
-    entry = next(iter(json.loads(ctx.cache.path.read_text()).values()))
+    entry = next(iter(ctx.cache.entries().values()))
     assert entry["model"] == "jev-2026-10" and entry["usage"] == {"input_tokens": 42, "output_tokens": 1}
 
 

@@ -122,9 +122,9 @@ def test_valid_answer_is_parsed_and_cached_with_the_answering_model(judge, monke
     assert out["label"] == "supported" and out["evidence_quote"] == PASSAGES[0]
     assert out["confidence"] == 0.93 and out["reason"] is None
     assert ask(judge, provider, monkeypatch) == out and len(judge.requests) == 1   # replayed
-    (entry,) = json.loads(judge.cache.path.read_text()).values()
+    (entry,) = judge.cache.entries().values()
     assert entry["model"] == MODEL and entry["function"] == f"judge.json/{provider}"
-    assert KEY not in judge.cache.path.read_text()
+    assert KEY.encode() not in judge.cache.store.path.read_bytes()
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
