@@ -19,6 +19,7 @@ COMMANDS = {
     "replay": ("citecheck.fetch.storage", "print a stored page by its rid (Crawlbase Storage API)"),
     "serve": ("citecheck.api", "serve the /verify HTTP API"),
     "judge-server": ("citecheck.local_judge.server", "start the local judge on 127.0.0.1"),
+    "cache": ("citecheck.cache.command", "export the cache store to json_cache.json, or count what each holds"),
     "record": ("citecheck.record", "record the cache with the local judge and re-execute the notebooks"),
 }
 

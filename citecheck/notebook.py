@@ -7,7 +7,8 @@ Rules:
 - Output is reproducible: no absolute paths, no progress bars, floats rounded by pandas options,
   figures at a fixed size and dpi with no timestamps in their metadata.
 - `execute()` runs a notebook with nbclient in a fresh kernel whose environment is this process's,
-  quietened, plus what the caller passes; offline unless told otherwise. This process's own
+  quietened, plus what the caller passes; offline unless told otherwise, and then from the export
+  alone (CITECHECK_CACHE_STORE=off): what is committed is all a reproduction reads. This process's own
   environment is never changed.
 """
 from __future__ import annotations
@@ -59,7 +60,8 @@ def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env:
     import nbclient
     import nbformat
     nb = nbformat.read(str(path), as_version=4)
-    kernel_env = config.child_env({**(env or {}), "CITECHECK_OFFLINE": "1" if offline else "0"}, quiet=True)
+    replay = {"CITECHECK_OFFLINE": "1", "CITECHECK_CACHE_STORE": "off"} if offline else {"CITECHECK_OFFLINE": "0"}
+    kernel_env = config.child_env({**(env or {}), **replay}, quiet=True)
     client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                      resources={"metadata": {"path": str(ROOT)}})
     client.execute(env=kernel_env)

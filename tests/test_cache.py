@@ -359,3 +359,23 @@ def test_a_context_pickles_as_its_settings_and_reopens_its_cache(tmp_path):
     assert landed.cache is not ctx.cache and landed.cache.call("f", "m", {"n": 1}, answer(2)) == {"value": 1}
     assert not landed.settings.secrets.has("OPENAI_API_KEY")   # read from this environment, which has none
     assert os.environ.get("OPENAI_API_KEY") is None
+
+
+def test_the_cache_command_exports_checks_and_counts(tmp_path, monkeypatch, capsys):
+    from citecheck import cli
+    path = tmp_path / "json_cache.json"
+    monkeypatch.setenv("CITECHECK_CACHE", str(path))
+    Cache(path).call("fetch.direct", "direct", {"u": 1}, answer(1))
+    assert cli.main(["cache", "export", "--check"]) == 1
+    assert "behind the store (1 added, 0 changed" in capsys.readouterr().out and not path.exists()
+    assert cli.main(["cache", "export"]) == 0
+    assert "1 entries (1 added, 0 changed" in capsys.readouterr().out
+    assert cli.main(["cache", "export", "--check"]) == 0
+    assert cli.main(["cache", "stats"]) == 0
+    out = capsys.readouterr().out
+    assert "json_cache.json: 1 entries" in out and "json_cache.sqlite: 1 entries, 0 not in the export" in out
+    assert "fetch.direct" in out and "model-that-answered" in out
+    path.write_text("{}")
+    path.chmod(0o444)
+    assert cli.main(["cache", "export"]) == 1
+    assert "read-only" in capsys.readouterr().err

@@ -111,7 +111,7 @@ class Cache:
         if where is None and not offline:
             raise ValueError("CITECHECK_CACHE_STORE=off replays the export alone, so it needs CITECHECK_OFFLINE=1 "
                              "(a live run records into the store)")
-        self.store = Store(where, read_only=offline, busy_timeout=busy_timeout) if where else None
+        self.store = Store(where, read_only=offline, busy_timeout=busy_timeout) if where is not None else None
         self._export = export_file.read_export(self.path)
         if not offline:
             export_file.clean_at_start(self.path)
@@ -120,20 +120,28 @@ class Cache:
         return len(self.entries())
 
     def __repr__(self) -> str:
-        return f"Cache({self.path}, store={self.store.path if self.store else OFF}, offline={self.offline})"
+        return f"Cache({self.path}, store={self.store.path if self.store is not None else OFF}, offline={self.offline})"
 
     def entries(self) -> dict:
         """Every entry: the export's as it was read, the store's on top."""
-        merged = dict(self._export)
-        for key, text in (self.store.items() if self.store else ()):
-            merged[key] = _decoded(key, text, self.store.path)
-        return merged
+        return {**self._export, **self.stored()}
+
+    def stored(self) -> dict:
+        """The store's entries, each checked (CacheCorrupted naming the first malformed one)."""
+        if self.store is None:
+            return {}
+        return {key: checked(key, _decoded(key, text, self.store.path), self.store.path)
+                for key, text in self.store.items()}
+
+    def exported(self) -> dict:
+        """The export's entries as they were read, each checked."""
+        return {key: checked(key, entry, self.path) for key, entry in self._export.items()}
 
     # ------------------------------------------------------------ lookups and recording
 
     def lookup(self, key: str, function: str | None = None) -> dict | None:
         """The checked entry for `key` (store first, then the export), or None."""
-        text = self.store.get(key) if self.store else None
+        text = self.store.get(key) if self.store is not None else None
         if text is not None:
             return checked(key, _decoded(key, text, self.store.path), self.store.path, function)
         entry = self._export.get(key)
@@ -196,24 +204,23 @@ class Cache:
 
     # ------------------------------------------------------------ the export
 
-    def export(self) -> dict:
+    def export(self, *, dry_run: bool = False) -> dict:
         """Merge the store into the export file (`cache.export` rules); returns {entries, added, changed,
-        written}. Every entry is checked first: a malformed one is reported by key and file, nothing written."""
+        written}. Every entry is checked first: a malformed one is reported by key and file, nothing written.
+        `dry_run` counts what would change and writes nothing."""
         with export_file.file_lock(self.path):
             export_file.remove_orphans(self.path)
-            on_disk = export_file.read_export(self.path)
-            for key, entry in on_disk.items():
-                checked(key, entry, self.path)
+            self._export = export_file.read_export(self.path)
+            on_disk = self.exported()
             merged, added, changed = dict(on_disk), 0, 0
-            for key, text in (self.store.items() if self.store else ()):
-                entry = checked(key, _decoded(key, text, self.store.path), self.store.path)
+            for key, entry in self.stored().items():
                 added += key not in merged
                 changed += key in merged and merged[key] != entry
                 merged[key] = entry
-            written = bool(added or changed) or not self.path.exists()
+            written = (bool(added or changed) or not self.path.exists()) and not dry_run
             if written:
                 export_file.write_export(self.path, merged)
-            self._export = merged
+                self._export = merged
         return {"entries": len(merged), "added": added, "changed": changed, "written": written}
 
 
