@@ -9,8 +9,9 @@ Rules:
   judge model) is read back, not redone, so a killed batch resumes where it stopped. A row whose
   reason is transient (`vocabulary.TRANSIENT`: the crawl or the judge could not be reached) is
   tried again.
-- At most BATCH_CONCURRENCY citations are in flight (`batch.pool`); rows are written by the calling
-  thread only. The CSV report is `batch.report_csv`.
+- At most BATCH_CONCURRENCY citations are in flight (`batch.pool`), or, with --cluster, outside calls
+  across the cluster's workers (`batch.cluster`); rows are written by the calling thread only. The CSV
+  report is `batch.report_csv`.
 """
 from __future__ import annotations
 
@@ -81,21 +82,19 @@ def _progress(total: int, show: bool):
 
 def run_batch(path: str | Path, ctx: RunContext, *, batch: str | None = None, db: str | Path | None = None,
               verify: Verify | None = None, concurrency: int | None = None,
-              progress: bool = False) -> BatchResult:
+              progress: bool = False, cluster: str | None = None) -> BatchResult:
     """Read the JSONL file and check it as batch `batch` (default: the file name without extension)."""
     parsed = read_claims(path)
     return check_claims(parsed.claims, ctx, batch=batch or Path(path).stem, db=db, verify=verify,
-                        concurrency=concurrency, progress=progress, problems=parsed.problems)
+                        concurrency=concurrency, progress=progress, problems=parsed.problems, cluster=cluster)
 
 
 def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | Path | None = None,
                  verify: Verify | None = None, concurrency: int | None = None,
-                 progress: bool = False, problems: list[str] | None = None) -> BatchResult:
-    """Check every citation not already decided in `batch`; rows come back in input order."""
-    if verify is None:
-        from ..verify import verify_citation
-        def verify(claim: str, url: str) -> dict:
-            return verify_citation(claim, url, ctx)
+                 progress: bool = False, problems: list[str] | None = None,
+                 cluster: str | None = None) -> BatchResult:
+    """Check every citation not already decided in `batch`; rows come back in input order. `cluster`
+    (local:N or tcp://HOST:PORT) checks them on Dask workers (`batch.cluster`), else in threads."""
     concurrency = concurrency or ctx.settings.batch_concurrency
     model = ctx.settings.judge_model
     conn = audit.connect(db if db is not None else ctx.settings.audit_db)
@@ -103,8 +102,7 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
         rows = audit.decided(conn, batch)
         todo = [(c, url) for c in claims for url in c.urls if not _fresh(rows.get((c.id, url)), c, model)]
         with _progress(len(todo), progress) as bar:
-            for (c, url), result in run_pool(lambda item: check_one(verify, item[0].claim, item[1]), todo,
-                                             concurrency):
+            for (c, url), result in _runner(todo, ctx, verify, concurrency, cluster):
                 rows[(c.id, url)] = audit.write_citation(conn, batch, c.id, c.claim, result, model)
                 bar.update()
     finally:
@@ -117,6 +115,18 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
     return BatchResult(out, list(problems or []), len(out) - len(todo), len(todo), counts(out))
 
 
+def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int, cluster: str | None):
+    """(item, row) pairs as citations finish: on the cluster, or in this process's threads."""
+    if cluster:
+        from .cluster import run_cluster
+        return run_cluster(todo, ctx, cluster, concurrency, verify)
+    if verify is None:
+        from ..verify import verify_citation
+        def verify(claim: str, url: str) -> dict:
+            return verify_citation(claim, url, ctx)
+    return run_pool(lambda item: check_one(verify, item[0].claim, item[1]), todo, concurrency)
+
+
 # ---------------------------------------------------------------- CLI
 
 def add_arguments(parser) -> None:
@@ -125,6 +135,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--batch", help="batch name in the audit DB (default: the file name without "
                         "extension); the same name resumes, a new name starts over")
     parser.add_argument("--db", help="audit DB path (default: AUDIT_DB, audit.db)")
+    parser.add_argument("--cluster", metavar="local:N|tcp://HOST:PORT",
+                        help="check on Dask workers: N local worker processes, or a running scheduler")
 
 
 def run(args, ctx: RunContext) -> int:
@@ -134,8 +146,11 @@ def run(args, ctx: RunContext) -> int:
         print(f"citecheck batch: {args.file}: {message}", file=sys.stderr)
     if not parsed.claims:
         raise ValueError(f"{args.file}: no valid claims to check")
+    if args.cluster:
+        from .cluster import parse
+        parse(args.cluster)                                # a bad spec is one line before any work
     result = check_claims(parsed.claims, ctx, batch=args.batch or Path(args.file).stem, db=args.db,
-                          progress=True, problems=parsed.problems)
+                          progress=True, problems=parsed.problems, cluster=args.cluster)
     if result.reused:
         print(f"citecheck batch: resumed: {result.reused} citation(s) already decided in this batch "
               "were read back from the audit DB", file=sys.stderr)

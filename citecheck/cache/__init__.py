@@ -183,17 +183,22 @@ class Cache:
         self.put_many([(key, entry)])
 
     def put_many(self, items: Iterable[tuple[str, dict]]) -> None:
-        """Record entries in the store, in one transaction; each is checked and refused if it holds a secret."""
-        rows = []
+        """Record entries in the store, in one transaction (each passes `recordable` first)."""
+        rows = [(key, entry["function"], entry["recorded"], text) for key, entry, text in self.recordable(items)]
+        if rows and self.store is None:
+            raise CacheReadOnly(f"{self.path} has no store to record into (CITECHECK_CACHE_STORE=off)")
+        if rows:
+            self.store.put_many(rows)
+
+    def recordable(self, items: Iterable[tuple[str, dict]]) -> list[tuple[str, dict, str]]:
+        """(key, entry, entry as JSON) for entries that are stamped entries holding no secret; else an error."""
+        out = []
         for key, entry in items:
             checked(key, entry, "the entry to record")
             text = json.dumps(entry, ensure_ascii=False)
             self._refuse_secrets(key, entry["function"], text)
-            rows.append((key, entry["function"], entry["recorded"], text))
-        if self.store is None:
-            raise CacheReadOnly(f"{self.path} has no store to record into (CITECHECK_CACHE_STORE=off)")
-        if rows:
-            self.store.put_many(rows)
+            out.append((key, entry, text))
+        return out
 
     def _refuse_secrets(self, key: str, function: str, text: str) -> None:
         held = {name for redact in (config.redact, self.secrets.redact if self.secrets else None) if redact
