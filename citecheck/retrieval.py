@@ -5,9 +5,9 @@ Rules:
   import), with the hub switched off, on CPU, once per process.
 - Score = cosine similarity between the claim and each passage.
 - Top `k` (3) by score; ties (scores equal to 6 decimals) keep page order (stable sort).
-- The scores of the last 512 distinct (query, passages) calls are remembered, so a replayed or
-  repeated check (notebook re-runs, the API) does not encode the same page again. The same call is
-  computed the same way, so remembering changes no score.
+- Each text is encoded once (`citecheck.vectors`: new texts in one batch, known ones remembered in
+  memory and under .models/), so a page cited by several claims, or read again by a replay, is not
+  encoded again; the scores of the last 512 distinct (query, passages) calls are remembered too.
 """
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ def similarities(query: str, passages: list[str]) -> list[float]:
 
 @functools.lru_cache(maxsize=512)
 def _similarities(query: str, passages: tuple[str, ...]) -> tuple[float, ...]:
-    vectors = model().encode([query, *passages], convert_to_tensor=True, normalize_embeddings=True,
-                             show_progress_bar=False)
+    from .vectors import encode
+    vectors = encode([query, *passages])
     return tuple(float(x) for x in (vectors[1:] @ vectors[0]).tolist())
 
 
