@@ -5,7 +5,8 @@ Rules:
   are the same in Jupyter, in `setup.sh`, in `record` and in the reproduction test; `setup()` builds
   the notebook's run context from the kernel's environment, once.
 - Output is reproducible: no absolute paths, no progress bars, floats rounded by pandas options,
-  figures at a fixed size and dpi with no timestamps in their metadata.
+  figures at a fixed size and dpi with no timestamps in their metadata. The one exception is a cell
+  tagged `measured` (timings): compared with its numbers masked, so its words and shape must match.
 - `execute()` runs a notebook with nbclient in a fresh kernel whose environment is this process's,
   quietened, plus what the caller passes; offline unless told otherwise, and then from the export
   alone (CITECHECK_CACHE_STORE=off): what is committed is all a reproduction reads. This process's own
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 from pathlib import Path
 
 from . import config
@@ -68,9 +70,15 @@ def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env:
     return nb
 
 
+MEASURED = "measured"
+"""The tag of a cell that prints timings: its numbers may differ run to run, its words may not."""
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
 def _outputs(cell) -> list[dict]:
     """A code cell's outputs without execution counts or metadata; consecutive chunks of one stream
-    are joined (how a kernel splits printed text is timing, not content)."""
+    are joined (how a kernel splits printed text is timing, not content). In a cell tagged
+    `measured` every number in printed text reads '#'."""
     kept = []
     for out in cell.get("outputs", []):
         if out["output_type"] == "stream":
@@ -83,6 +91,10 @@ def _outputs(cell) -> list[dict]:
             kept.append({"data": dict(out["data"])})
         else:
             kept.append({"error": out.get("ename"), "value": out.get("evalue")})
+    if MEASURED in cell.get("metadata", {}).get("tags", []):
+        for out in kept:
+            if "text" in out:
+                out["text"] = _NUMBER.sub("#", out["text"])
     return kept
 
 
