@@ -17,7 +17,8 @@ Modes:
 Ideal throughput = concurrency / (crawl + judge latency): what the batch would reach if the only cost
 were waiting. The CPU column is the batch process's own CPU time per citation (the stand-ins' threads
 run in the same process but do almost nothing: each page is converted once), plus, with --workers N
-(a `--cluster local:N` batch; 0 = the thread pool), its workers' CPU, start-up and MiniLM load included.
+(a `--cluster` batch on N local worker processes; 0 = the thread pool), its workers' CPU. The cluster is
+started and MiniLM loaded on every worker before the clock starts; that start-up has its own column.
 Each level runs in its own process so the peak RSS column is that level's alone.
 
 Pages (http mode): `same` serves one article under every URL (a page cited by many claims: encoded once
@@ -83,38 +84,73 @@ def joint_encoding() -> None:
     retrieval.similarities = similarities
 
 
+def process_cpu(pids: list[int]) -> float:
+    """CPU seconds (user + system) the processes have used so far, from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+@contextlib.contextmanager
+def warm_cluster(workers: int, concurrency: int, settings, load_model: bool):
+    """A LocalCluster started, its workers' MiniLM loaded, before the clock starts: yields (the address
+    to pass as --cluster, the worker pids, seconds it took to get there); None without workers."""
+    if not workers:
+        yield None, [], 0.0
+        return
+    from distributed import Client, LocalCluster
+
+    from citecheck.batch.cluster import worker_environment
+    started = time.perf_counter()
+    with LocalCluster(n_workers=workers, threads_per_worker=concurrency, dashboard_address=None,
+                      env=worker_environment(settings), silence_logs=40) as local, Client(local) as client:
+        if load_model:
+            from citecheck import retrieval
+            client.run(lambda: retrieval.rank("warm the model up", ["before the clock starts"]) and None)
+        pids = list(client.run(os.getpid).values())
+        yield local.scheduler_address, pids, time.perf_counter() - started
+
+
+def measure(run, pids: list[int]) -> tuple:
+    started, cpu, workers_cpu = time.perf_counter(), cpu_seconds(), process_cpu(pids)
+    result = run()
+    return result, time.perf_counter() - started, cpu_seconds() - cpu + process_cpu(pids) - workers_cpu
+
+
 def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: float, workers: int = 0,
               pages: str = "same", encoder: str = "memo") -> dict:
-    """One batch in this process (on `workers` local worker processes when > 0); returns the measurements."""
+    """One batch in this process, on `workers` warm local worker processes when > 0 (their start-up and
+    model load are timed apart); returns the measurements."""
     from citecheck import batch
     from citecheck.config import Settings
     from citecheck.context import RunContext
     work = Path(tempfile.mkdtemp(prefix="bench-batch-"))
     ctx = RunContext.build(Settings(cache_path=work / "cache.json", audit_db=work / "audit.db"))
-    cluster = f"local:{workers}" if workers else None
     if mode == "sleep":
         write_claims(work / "claims.jsonl", citations, "http://bench.invalid")
-        started, cpu = time.perf_counter(), cpu_seconds()
-        result = batch.run_batch(work / "claims.jsonl", ctx, verify=SleepVerify(crawl, judge),
-                                 concurrency=concurrency, cluster=cluster)
-        seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+        with warm_cluster(workers, concurrency, ctx.settings, False) as (address, pids, startup):
+            result, seconds, cpu = measure(lambda: batch.run_batch(
+                work / "claims.jsonl", ctx, verify=SleepVerify(crawl, judge), concurrency=concurrency,
+                cluster=address), pids)
         crawls = judged = len(result.rows)
     else:
         if encoder == "joint":
-            joint_encoding()
+            joint_encoding()                     # this process only: use it with --workers 0
         with http_standins(crawl, judge, pages) as (site_url, crawling, model, pointed):
             ctx = RunContext.build(ctx.settings.replace(**pointed))
             write_claims(work / "claims.jsonl", citations, site_url)
             from citecheck import retrieval
             retrieval.rank("warm the model up", ["before the clock starts"])
-            started, cpu = time.perf_counter(), cpu_seconds()
-            result = batch.run_batch(work / "claims.jsonl", ctx, concurrency=concurrency, cluster=cluster)
-            seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+            with warm_cluster(workers, concurrency, ctx.settings, True) as (address, pids, startup):
+                result, seconds, cpu = measure(lambda: batch.run_batch(
+                    work / "claims.jsonl", ctx, concurrency=concurrency, cluster=address), pids)
             crawls, judged = len(crawling.calls), len(model.requests)
     labels = batch.counts(result.rows)
     return {"mode": mode, "concurrency": concurrency, "workers": workers, "citations": len(result.rows),
-            "seconds": seconds,
-            "cpu": cpu,
+            "seconds": seconds, "cpu": cpu, "startup": startup,
             "supported": labels["supported"], "crawls": crawls, "judge_calls": judged,
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
@@ -178,8 +214,8 @@ def main() -> int:
     print(f"{args.citations} citations, {args.crawl_ms} ms per crawl + {args.judge_ms} ms per judge call; "
           f"pages {args.pages}, encoder {args.encoder}; {os.cpu_count()} CPUs, load average {load} at the start\n")
     print("| mode | workers | concurrency | crawls / judge calls | seconds | citations/s | ideal/s | % of ideal "
-          "| CPU ms / citation | peak RSS MiB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| CPU ms / citation | cluster start s | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for mode in modes:
         for workers in args.workers:
             for level in args.levels:
@@ -196,7 +232,8 @@ def main() -> int:
                 rate, ideal = m["citations"] / m["seconds"], level / (crawl + judge)
                 print(f"| {mode} | {shown} | {level} | {m['crawls']} / {m['judge_calls']} | {m['seconds']:.1f} "
                       f"| {rate:.2f} | {ideal:.2f} | {100 * rate / ideal:.0f}% "
-                      f"| {1000 * m['cpu'] / m['citations']:.0f} | {m['peak_rss_mib']:.0f} |", flush=True)
+                      f"| {1000 * m['cpu'] / m['citations']:.0f} | {m['startup']:.1f} | {m['peak_rss_mib']:.0f} |",
+                      flush=True)
     return 0
 
 

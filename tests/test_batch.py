@@ -4,7 +4,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from killing import kill_mid_batch
 from standins.crawlbase import NORMAL_TOKEN, CrawlingStandIn
 from standins.crawlbase_storage import Storage, crawlbase_standin
 from standins.judge import judge_standin, verdict_json
@@ -226,17 +226,7 @@ def test_a_killed_batch_resumes_without_redoing_or_duplicating(tmp_path, ctx):
     db, log = Path(os.environ["AUDIT_DB"]), tmp_path / "calls.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(path), str(log)], env=env, cwd=tmp_path)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if db.exists():
-            with sqlite3.connect(db) as conn:
-                if conn.execute("SELECT count(*) FROM citations").fetchone()[0] >= 6:
-                    break
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    with sqlite3.connect(db) as conn:
-        before = dict(conn.execute("SELECT id || ' ' || url, decided_at FROM citations").fetchall())
+    before = kill_mid_batch(proc, db, 6)
     assert 6 <= len(before) < 40, "the kill should land mid-batch"
 
     redone = []

@@ -379,3 +379,34 @@ def test_the_cache_command_exports_checks_and_counts(tmp_path, monkeypatch, caps
     path.chmod(0o444)
     assert cli.main(["cache", "export"]) == 1
     assert "read-only" in capsys.readouterr().err
+
+
+def test_record_exports_what_the_live_pass_recorded_before_its_offline_pass(monkeypatch, tmp_path, ctx):
+    from standins.http import StandIn
+
+    from citecheck import notebook, record
+    seen = []
+
+    def fake_execute_all(*, offline=True, save=True, env=None):
+        if not offline:                                      # a kernel of the live pass records a call
+            Cache(ctx.settings.cache_path).call("judge.json/openai", "m", {"q": 1}, answer(1))
+        else:
+            seen.append(json.loads(ctx.settings.cache_path.read_text()))
+        return []
+    monkeypatch.setattr(notebook, "execute_all", fake_execute_all)
+    with StandIn(lambda request: (200, {}, {"model": "local"})) as judge:
+        record.record(ctx, judge.url, log=lambda m: None)
+    [exported] = seen
+    assert [e["function"] for e in exported.values()] == ["judge.json/openai"]
+
+
+def test_an_offline_notebook_run_replays_the_export_alone(monkeypatch):
+    import nbclient
+
+    from citecheck import notebook
+    envs = []
+    monkeypatch.setattr(nbclient.NotebookClient, "execute", lambda self, env=None: envs.append(env))
+    notebook.execute(notebook.notebook_paths()[0])
+    notebook.execute(notebook.notebook_paths()[0], offline=False)
+    assert (envs[0]["CITECHECK_OFFLINE"], envs[0]["CITECHECK_CACHE_STORE"]) == ("1", "off")
+    assert envs[1]["CITECHECK_OFFLINE"] == "0" and "CITECHECK_CACHE_STORE" not in envs[1]

@@ -4,7 +4,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import cloudpickle
 import pytest
+from killing import kill_mid_batch
 from standins.crawlbase import NORMAL_TOKEN, CrawlingStandIn
 from standins.crawlbase_storage import Storage, crawlbase_standin
 from standins.judge import free_port, judge_standin
@@ -23,7 +23,6 @@ from test_batch import scripted_model, write_jsonl
 import cluster_tasks
 from citecheck import audit, batch, cli
 from citecheck.batch import cluster
-from citecheck.config import Secrets
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::DeprecationWarning")
@@ -208,18 +207,8 @@ def test_a_killed_cluster_batch_resumes_without_redoing_and_leaves_no_worker(tmp
     proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(path), "", str(ROOT / "tests")],
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline, workers = time.monotonic() + 240, set()
-    while time.monotonic() < deadline:
-        workers |= children(proc.pid)
-        if db.exists():
-            with sqlite3.connect(db) as conn:
-                if conn.execute("SELECT count(*) FROM citations").fetchone()[0] >= 4:
-                    break
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    with sqlite3.connect(db) as conn:
-        before = dict(conn.execute("SELECT id || ' ' || url, decided_at FROM citations").fetchall())
+    workers: set[int] = set()
+    before = kill_mid_batch(proc, db, 4, timeout=240, watch=lambda: workers.update(children(proc.pid)))
     assert 4 <= len(before) < 30, "the kill should land mid-batch"
     redone = []
     result = batch.run_batch(path, ctx, verify=lambda c, u: redone.append(u) or {"url": u, "label": "not_found"})
