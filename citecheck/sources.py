@@ -7,6 +7,10 @@ Rules:
   its id is the number without the trailing dot ("4.1.4", "A.1").
 - Markdown: one section per heading; its id is the heading text. Plain text: one section per
   paragraph (blank-line separated), ids "1", "2", ...
+- The format follows the file (`detect_format`): `.md`/`.markdown` -> markdown, `.pdf` -> pdf where
+  that format exists, anything else -> rfc when it reads like an RFC (a "Request for Comments: N"
+  line or RFC page furniture), else text. A file with no sections under one format names the
+  format that finds some.
 """
 from __future__ import annotations
 
@@ -21,6 +25,9 @@ _FOOTER = re.compile(r"^\S.*\[Page \d+\]\s*$")
 _HEADER = re.compile(r"^RFC \d+ {2,}.*\S\s*$")
 _HEADING = re.compile(r"^(?P<num>(?:\d+|[A-Z])(?:\.\d+)*)\.\s+(?P<title>\S.*)$")
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(?P<title>.+?)\s*#*\s*$")
+_RFC_MARK = re.compile(r"^Request for Comments: \d+|^RFC \d+ {2,}\S|\[Page \d+\]\s*$", re.MULTILINE)
+EXTENSION_FORMATS = {".md": "markdown", ".markdown": "markdown", ".pdf": "pdf"}
+"""Formats chosen by extension alone (pdf only where FORMATS has it)."""
 
 
 @dataclass(frozen=True)
@@ -145,8 +152,40 @@ def load(path: str | Path, fmt: str = "rfc") -> Document:
         text = raw.replace("\r\n", "\n")
         sections = split_markdown(text) if fmt == "markdown" else split_paragraphs(text)
     if not sections:
-        raise ValueError(f"{path.name}: no sections found with --format {fmt}")
+        raise ValueError(f"{path.name}: no sections found with --format {fmt}{_other_format_hint(raw, fmt)}")
     return Document(path.name, text, sections)
+
+
+def looks_like_rfc(text: str) -> bool:
+    """An RFC names itself ("Request for Comments: 7519") or carries RFC page furniture."""
+    return bool(_RFC_MARK.search(text[:20000]))
+
+
+def detect_format(path: str | Path) -> str:
+    """The format a file's extension (or, for text, its content) implies (see module rules)."""
+    path = Path(path)
+    by_extension = EXTENSION_FORMATS.get(path.suffix.lower())
+    if by_extension in FORMATS:
+        return by_extension
+    try:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"source file not found: {path}") from None
+    return "rfc" if looks_like_rfc(raw) else "text"
+
+
+def _other_format_hint(raw: str, fmt: str) -> str:
+    """'; --format markdown finds 3 sections' for the first other format that finds any: markdown when
+    the file has Markdown headings, then rfc, then text ('' or 'the file has no text' if none)."""
+    text = raw.replace("\r\n", "\n")
+    has_headings = any(_MD_HEADING.match(line) for line in text.split("\n"))
+    splits = {"markdown": lambda: split_markdown(text) if has_headings else {},
+              "rfc": lambda: split_rfc(clean_rfc(raw)), "text": lambda: split_paragraphs(text)}
+    for other, split in splits.items():
+        found = len(split()) if other != fmt else 0
+        if found:
+            return f"; --format {other} finds {found} section{'s' * (found != 1)}"
+    return "; the file has no text" if not raw.strip() else ""
 
 
 REQUIRED = ("id", "claim", "quote", "section")

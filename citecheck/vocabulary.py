@@ -27,6 +27,10 @@ VERDICTS = ("verified", "contradicted", "unsupported", "fabricated")
 FABRICATED = "fabricated"
 VERDICT_OF = dict(zip(RELATIONS, VERDICTS[:3]))
 """supports -> verified, contradicts -> contradicted, says_nothing -> unsupported."""
+JUDGE_UNAVAILABLE = "judge_unavailable"
+"""What `check` prints in the verdict column of a citation that needed the judge when none could be
+asked (no key, unreachable, an offline cache miss): no verdict, not one of VERDICTS, never automatic.
+The same word as the live-web reason of that name."""
 
 # ---------------------------------------------------------------- live-web flow
 

@@ -212,7 +212,9 @@ from citecheck import batch
 def slow(claim, url):
     with open(sys.argv[2], "a") as log:
         log.write(url + "\\n")
-    time.sleep(0.05)
+    with open(sys.argv[2]) as log:
+        started = len(log.read().split())
+    time.sleep(0.05 if started <= 6 else 60)      # from the 7th on, wait for the kill: it lands mid-batch
     return {"url": url, "label": "supported" if url.endswith("0") else "not_found", "confidence": 0.7}
 from citecheck.context import RunContext
 batch.run_batch(sys.argv[1], RunContext.from_env(), verify=slow, concurrency=2)
