@@ -105,7 +105,7 @@ def warm_cluster(workers: int, concurrency: int, settings, load_model: bool):
 
     from citecheck.batch.cluster import worker_environment
     started = time.perf_counter()
-    with LocalCluster(n_workers=workers, threads_per_worker=concurrency, dashboard_address=None,
+    with LocalCluster(n_workers=workers, threads_per_worker=concurrency, dashboard_address="127.0.0.1:0",
                       env=worker_environment(settings), silence_logs=40) as local, Client(local) as client:
         if load_model:
             from citecheck import retrieval

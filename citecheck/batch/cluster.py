@@ -94,7 +94,7 @@ def connect(spec: Spec, settings: Settings, threads: int):
     from distributed import Client, LocalCluster
     if spec.workers:
         with LocalCluster(n_workers=spec.workers, threads_per_worker=threads, processes=True,
-                          dashboard_address=None, env=worker_environment(settings),
+                          dashboard_address="127.0.0.1:0", env=worker_environment(settings),
                           silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
             yield client
         return
