@@ -22,8 +22,9 @@ started and MiniLM loaded on every worker before the clock starts; that start-up
 Each level runs in its own process so the peak RSS column is that level's alone.
 
 Pages (http mode): `same` serves one article under every URL (a page cited by many claims: encoded once
-per process since step 3 of issue 11), `distinct` makes every copy's text differ (nothing to reuse). Each
-run salts the text, so vectors remembered on disk by an earlier run never hit. `--encoder joint` times
+per process since step 3 of issue 11), `distinct` marks every paragraph of every copy differently
+(nothing to reuse). Each run salts every paragraph, so vectors remembered on disk by an earlier run
+never hit. `--encoder joint` times
 the encoding before that step (claim and page passages encoded together on every citation).
 """
 from __future__ import annotations
@@ -173,12 +174,13 @@ def http_standins(crawl: float, judge: float, pages: str = "same"):
     def crawl_slowly(query: dict):
         """The page converted once per path and options (the copies differ only by query string), so
         the stand-in's own work does not eat the CPU the pipeline is being measured on; its text is
-        salted per run, and per copy when pages are `distinct`."""
+        salted per run (every paragraph), and per copy when pages are `distinct`."""
         key = (query["url"].split("?")[0], query.get("md_readability"))
         if key not in converted:
             converted[key] = CrawlingStandIn.from_origin(query)
-        tail = f"Run {salt}" + (f", copy {query['url'].rsplit('=', 1)[-1]}." if pages == "distinct" else ".")
-        return replace(converted[key], delay=crawl, url=query["url"], body=converted[key].body + "\n\n" + tail)
+        mark = f"[{salt} {query['url'].rsplit('=', 1)[-1]}]" if pages == "distinct" else f"[{salt}]"
+        body = "\n\n".join(f"{paragraph} {mark}" for paragraph in converted[key].body.split("\n\n"))
+        return replace(converted[key], delay=crawl, url=query["url"], body=body)
 
     quote = "At sea level, pure water boils at 100 °C (212 °F)."
     crawling = CrawlingStandIn(crawl_slowly)
