@@ -19,6 +19,9 @@ Rules:
   logged, and 422 details carry no input.
 - `serve` binds 127.0.0.1 by default; `serve --dry-run` replays the cache (CITECHECK_OFFLINE=1)
   against the fixture site, so it answers with no keys and no network.
+- Every citation answered carries the AUTO_ACCEPT gate's `auto` (the threshold read once, here); with
+  AUDIT_DB set every answer is audited (batch `api`) through the app's one writer thread
+  (`audit.service`). `/review` is the review page (`review_app`), off unless REVIEW_TOKEN is set.
 """
 
 import argparse
@@ -38,9 +41,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from . import config, netguard
+from . import config, netguard, review_app
+from .audit import service as audit_service
 from .config import ApiLimits as Limits
 from .context import RunContext
+from .review import gated
 from .vocabulary import UNREACHABLE, CitationRow, Label
 
 log = logging.getLogger("citecheck.api")
@@ -189,11 +194,19 @@ async def _problem(send, status: int, detail: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _verify_with(ctx: RunContext) -> Callable[[str, list[str]], dict]:
+def _verify_with(ctx: RunContext, threshold: float) -> Callable[[str, list[str]], dict]:
     def verify(claim: str, urls: list[str]) -> dict:
         from .verify import verify_claim  # imported on first use: it loads the retrieval model
-        return verify_claim(claim, urls, ctx)
+        return verify_claim(claim, urls, ctx, threshold, with_passages=True)
     return verify
+
+
+def gating(verify: Callable[[str, list[str]], dict], threshold: float) -> Callable[[str, list[str]], dict]:
+    """`verify`, with every citation it answers gated at `threshold` (cache-miss rows included)."""
+    def verify_and_gate(claim: str, urls: list[str]) -> dict:
+        result = verify(claim, urls)
+        return {**result, "citations": [gated(c, threshold) for c in result["citations"]]}
+    return verify_and_gate
 
 
 def cache_miss_row(url: str) -> dict:
@@ -234,15 +247,20 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
     `limits` to the context's API_* settings; `fixture_site` is the dry run's fixture-site address,
     shown by /health."""
     limits = limits or ctx.settings.api
-    verify = labelling_cache_misses(verify or _verify_with(ctx))
+    threshold = ctx.settings.auto_accept
+    verify = gating(labelling_cache_misses(verify or _verify_with(ctx, threshold)), threshold)
+    writer = audit_service.open_writer(ctx.settings, review=review_app.enabled(ctx.settings))
+    if ctx.settings.audit_db is not None:
+        verify = audit_service.auditing(verify, writer, ctx.settings.judge_model)
     VerifyRequest = _request_model(limits)
     workers = concurrent.futures.ThreadPoolExecutor(max_workers=limits.concurrency,
                                                     thread_name_prefix="verify")
     slots = asyncio.Semaphore(limits.concurrency)
 
-    app = FastAPI(title="citecheck", version="0.1.0",
+    app = FastAPI(title="citecheck", version="0.1.0", lifespan=audit_service.closing(writer),
                   description="Verify an LLM's cited URLs against a claim (the live-web flow).")
-    app.state.limits = limits
+    app.state.limits, app.state.audit_writer = limits, writer
+    review_app.attach(app, ctx, writer, threshold)
 
     @app.exception_handler(RequestValidationError)
     async def _bad_body(request: Request, exc: RequestValidationError):
@@ -320,6 +338,7 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
         if args.host not in ("127.0.0.1", "::1", "localhost"):
             print(f"citecheck serve: binding {args.host}: reachable from the network, not only this machine",
                   file=sys.stderr)
+        print(f"citecheck serve: {review_app.status(ctx.settings)}", file=sys.stderr)
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     finally:
         if fixture is not None:

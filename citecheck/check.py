@@ -9,6 +9,8 @@ Rules:
   an offline cache miss) is a row with verdict `judge_unavailable` (never automatic) and the others
   are still checked; once the live judge has failed, the rest are only replayed from the cache, so
   one outage costs one timeout. `check` then prints one hint line and exits 1.
+- `auto` is the AUTO_ACCEPT gate (`review.decide`); `check` audits its rows when AUDIT_DB is set
+  (`audit.source`).
 """
 from __future__ import annotations
 
@@ -46,7 +48,8 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
     judge_ctx = ctx
     out = []
     for citation in citations:
-        match = matching.locate(citation["quote"], document, citation["section"])
+        match = matching.locate(citation["quote"], document, citation["section"],
+                                max_chars=ctx.settings.near_miss_max_chars)
         decided = decide(match, None, threshold)
         if match.status != MISSING:
             source = judge_source(match, document)
@@ -58,7 +61,7 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
                 decided = UNJUDGED
                 if unavailable is not None:
                     unavailable.append((citation["id"], str(exc)))
-                if not isinstance(exc, CacheMiss):   # the live judge is down: replay only from now on
+                if not isinstance(exc, (CacheMiss, judges.JudgeOutputInvalid)):   # down: replay only from now on
                     judge_ctx = judge_ctx.replace(offline=True)
         out.append((SourceRow(id=citation["id"], status=match.status, section=match.section,
                               **decided).to_dict(), match))
@@ -123,11 +126,14 @@ def add_arguments(parser) -> None:
 
 def run(args, ctx: RunContext) -> int:
     document = sources.load(args.source, args.format or sources.detect_format(args.source))
-    citations, errors = sources.load_citations(args.citations, document)
-    for error in errors:
-        print(f"citecheck check: {error}", file=sys.stderr)
+    loaded = sources.read_citations(args.citations, document)
+    citations, errors = loaded.citations, loaded.errors
+    for message in errors + loaded.warnings:          # a warning (a duplicate id) keeps the citation
+        print(f"citecheck check: {message}", file=sys.stderr)
     unavailable: list[tuple[str, str]] = []
-    checked = check_matches(document, citations, ctx, unavailable=unavailable)
+    checked = check_matches(document, citations, ctx, threshold=ctx.settings.auto_accept, unavailable=unavailable)
+    if ctx.settings.audit_db is not None:
+        _audit(ctx, args, document, citations, [row for row, _ in checked])
     columns = COLUMNS + ("expected",) * args.expected
     rows = [{**row, "expected": citation.get("expected")} for (row, _), citation in zip(checked, citations)]
     if args.json:
@@ -151,3 +157,13 @@ def agreement_line(rows: list[dict]) -> str:
     named = [row for row in rows if row.get("expected") is not None]
     agree = sum(row["verdict"] == row["expected"] for row in named)
     return f"verdict == expected: {agree}/{len(named)} (of the {len(named)} citations that name one)"
+
+
+def _audit(ctx: RunContext, args, document: Document, citations: list[dict], rows: list[dict]) -> None:
+    from . import audit
+    from .audit.source import write_check
+    conn = audit.connect(ctx.settings.audit_db)
+    try:
+        write_check(conn, args.citations, args.source, document, citations, rows, ctx.settings.typesafe_model)
+    finally:
+        conn.close()

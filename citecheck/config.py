@@ -18,15 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SECRETS = ("TYPESAFE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN",
-           "JUDGE_SERVER_KEY")
+           "JUDGE_SERVER_KEY", "REVIEW_TOKEN")
 
 LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 """The model the local judge serves, and so the one every published cached answer came from."""
+HOSTED_CHOICE_MODEL = "jev-latest"
+"""typesafe-sdk's default model (typesafe_sdk.constants.DEFAULT_MODEL): what the hosted Jev API serves."""
+HOSTED_OPENAI_MODEL = "gpt-4o-mini"
+"""The JSON judge's model on OpenAI's own API: the smallest hosted model with strict JSON-schema output."""
 
 DEFAULTS = {
     "TYPESAFE_ENDPOINT": "",
-    "TYPESAFE_MODEL": LOCAL_MODEL,
-    "JUDGE_TIMEOUT": "120",
+    "TYPESAFE_MODEL": "",
+    "JUDGE_TIMEOUT": "300",
+    "JUDGE_RETRIES": "2",
     "OPENAI_BASE_URL": "https://api.openai.com/v1",
     "ANTHROPIC_BASE_URL": "https://api.anthropic.com",
     "OLLAMA_HOST": "http://127.0.0.1:11434",
@@ -42,7 +47,7 @@ DEFAULTS = {
     "CACHE_MAX_AGE": "0",
     "CITECHECK_OFFLINE": "0",
     "BATCH_CONCURRENCY": "4",
-    "AUDIT_DB": "audit.db",
+    "AUDIT_DB": "",
     "AUTO_ACCEPT": "0.8",
     "CITECHECK_ALLOW_PRIVATE": "0",
     "CITECHECK_ALLOW_HOSTS": "",
@@ -53,11 +58,16 @@ DEFAULTS = {
     "API_CONCURRENCY": "4",
     "API_QUEUE_TIMEOUT": "5",
     "JUDGE_EXTRA_BUFTS": "0",
+    "NEAR_MISS_MAX_CHARS": "5000",
 }
 
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}
 """openai's default is the local judge's model (served on an OpenAI-compatible endpoint), so offline
-replays hit the published cache; set JUDGE_MODEL (e.g. gpt-4o-mini) for a hosted model."""
+replays hit the published cache; with OPENAI_API_KEY and OpenAI's own base URL it is HOSTED_OPENAI_MODEL
+(`default_models`)."""
+
+JOURNAL = Path("audit.db")
+"""Where `batch` journals (and /review and `calibrate` read) when AUDIT_DB is not set."""
 
 LOCAL_MODEL_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
                    "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error"}
@@ -139,7 +149,8 @@ class Settings:
     """Every setting of a run, validated. `Settings()` is the documented defaults with no secrets."""
     typesafe_endpoint: str = ""
     typesafe_model: str = LOCAL_MODEL
-    judge_timeout: float = 120.0
+    judge_timeout: float = 300.0
+    judge_retries: int = 2
     openai_base_url: str = DEFAULTS["OPENAI_BASE_URL"]
     anthropic_base_url: str = DEFAULTS["ANTHROPIC_BASE_URL"]
     ollama_host: str = DEFAULTS["OLLAMA_HOST"]
@@ -155,12 +166,13 @@ class Settings:
     cache_max_age: int = 0
     offline: bool = False
     batch_concurrency: int = 4
-    audit_db: Path = Path("audit.db")
+    audit_db: Path | None = None        # AUDIT_DB when set: verify, /verify and check audit there too
     auto_accept: float = 0.8
     allow_private: bool = False
     allow_hosts: frozenset[tuple[str, int]] = frozenset()
     api: ApiLimits = field(default_factory=ApiLimits)
     judge_extra_bufts: bool = False
+    near_miss_max_chars: int = 5000
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
@@ -171,15 +183,19 @@ class Settings:
         provider = read.text("JUDGE_PROVIDER").lower()
         if provider not in DEFAULT_JUDGE_MODELS:
             raise ValueError(f"JUDGE_PROVIDER must be one of openai, anthropic, ollama; got {provider!r}")
+        secrets = Secrets.from_env(environ)
+        choice_model, json_model = default_models(provider, read.text("TYPESAFE_ENDPOINT"),
+                                                  read.text("OPENAI_BASE_URL"), secrets)
         return cls(
             typesafe_endpoint=read.text("TYPESAFE_ENDPOINT"),
-            typesafe_model=read.text("TYPESAFE_MODEL"),
+            typesafe_model=read.text("TYPESAFE_MODEL") or choice_model,
             judge_timeout=read.positive("JUDGE_TIMEOUT"),
+            judge_retries=read.count("JUDGE_RETRIES"),
             openai_base_url=read.text("OPENAI_BASE_URL"),
             anthropic_base_url=read.text("ANTHROPIC_BASE_URL"),
             ollama_host=read.text("OLLAMA_HOST"),
             judge_provider=provider,
-            judge_model=read.text("JUDGE_MODEL") or DEFAULT_JUDGE_MODELS[provider],
+            judge_model=read.text("JUDGE_MODEL") or json_model,
             crawlbase_api_url=read.text("CRAWLBASE_API_URL"),
             crawlbase_timeout=read.positive("CRAWLBASE_TIMEOUT"),
             fetch_timeout=read.positive("FETCH_TIMEOUT"),
@@ -187,10 +203,10 @@ class Settings:
             site_port=read.port("CITECHECK_SITE_PORT"),
             cache_path=Path(read.text("CITECHECK_CACHE")),
             cache_store=read.cache_store(),
-            cache_max_age=read.whole("CACHE_MAX_AGE"),
+            cache_max_age=read.count("CACHE_MAX_AGE"),
             offline=read.flag("CITECHECK_OFFLINE"),
             batch_concurrency=read.positive("BATCH_CONCURRENCY", integer=True),
-            audit_db=Path(read.text("AUDIT_DB")),
+            audit_db=Path(read.text("AUDIT_DB")) if read.text("AUDIT_DB") else None,
             auto_accept=read.fraction("AUTO_ACCEPT"),
             allow_private=read.flag("CITECHECK_ALLOW_PRIVATE"),
             allow_hosts=parse_origins(read.text("CITECHECK_ALLOW_HOSTS")),
@@ -201,8 +217,14 @@ class Settings:
                           concurrency=read.positive("API_CONCURRENCY", integer=True),
                           queue_timeout=read.positive("API_QUEUE_TIMEOUT")),
             judge_extra_bufts=read.flag("JUDGE_EXTRA_BUFTS"),
-            secrets=Secrets.from_env(environ),
+            near_miss_max_chars=read.positive("NEAR_MISS_MAX_CHARS", integer=True),
+            secrets=secrets,
         )
+
+    @property
+    def journal(self) -> Path:
+        """The audit DB `batch` writes and /review and `calibrate` read: AUDIT_DB, else audit.db."""
+        return self.audit_db or JOURNAL
 
     def replace(self, **changes) -> "Settings":
         """A copy with some settings changed (e.g. a dry run: offline, one more allowed origin)."""
@@ -236,18 +258,18 @@ class _Reader:
             raise ValueError(f"{name} must be > 0, got {value}")
         return value
 
-    def whole(self, name: str) -> int:
-        raw = self.text(name)
-        if not raw.isdigit():
-            raise ValueError(f"{name} must be a whole number >= 0, got {raw!r}")
-        return int(raw)
-
     def cache_store(self) -> str:
         """CITECHECK_CACHE_STORE: a path, empty (beside the export) or 'off' (replay the export alone)."""
         store = self.text("CITECHECK_CACHE_STORE")
         if store.lower() == "off" and not self.flag("CITECHECK_OFFLINE"):
             raise ValueError("CITECHECK_CACHE_STORE=off needs CITECHECK_OFFLINE=1: a live run records into the store")
         return store
+
+    def count(self, name: str) -> int:
+        raw = self.text(name)
+        if not raw.isdigit():
+            raise ValueError(f"{name} must be a whole number >= 0, got {raw!r}")
+        return int(raw)
 
     def fraction(self, name: str) -> float:
         raw = self.text(name)
@@ -264,6 +286,20 @@ class _Reader:
         if not raw.isdigit() or not 0 <= int(raw) <= 65535:
             raise ValueError(f"{name} must be a port number (0-65535), got {raw!r}")
         return int(raw)
+
+
+def default_models(provider: str, typesafe_endpoint: str, openai_base_url: str,
+                   secrets: Secrets) -> tuple[str, str]:
+    """(Choice model, JSON model) when TYPESAFE_MODEL / JUDGE_MODEL are unset: a hosted key with the
+    hosted endpoint means the hosted service's model; anything else means the local judge's, so a run
+    with no key replays the committed cache (recorded with the local judge)."""
+    hosted_jev = secrets.has("TYPESAFE_API_KEY") and not typesafe_endpoint
+    hosted_openai = (secrets.has("OPENAI_API_KEY")
+                     and openai_base_url.rstrip("/") == DEFAULTS["OPENAI_BASE_URL"])
+    json_model = DEFAULT_JUDGE_MODELS[provider]
+    if provider == "openai" and hosted_openai:
+        json_model = HOSTED_OPENAI_MODEL
+    return (HOSTED_CHOICE_MODEL if hosted_jev else LOCAL_MODEL), json_model
 
 
 def parse_origins(raw: str) -> frozenset[tuple[str, int]]:

@@ -15,9 +15,10 @@ Rules:
 - Calibration: confidence is the pipeline's (a guard downgrade has confidence 0); a verdict is
   correct when its binary label equals the gold one. ECE = sum over equal-width bins of
   (bin share) x |bin accuracy - bin mean confidence|.
-- AUTO_ACCEPT: a verdict is accepted without review when confidence >= threshold. The threshold for
-  a target precision is the smallest observed confidence at which the accepted verdicts' accuracy
-  reaches the target with at least MIN_ACCEPTED of them; None when no threshold does.
+- AUTO_ACCEPT: a verdict is accepted without review when the gate (`review.gate`) says so: confidence
+  >= threshold, and nothing at a threshold of 1 (everything to a person). The threshold for a target
+  precision is the smallest observed confidence at which the accepted verdicts' accuracy reaches the
+  target with at least MIN_ACCEPTED of them; None when no threshold does.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from pathlib import Path
 from . import guard as guard_stage
 from . import judges, passages as passages_stage, retrieval
 from .context import RunContext
+from .review import gate
 
 SAMPLE = Path("data/wice/sample.jsonl")
 SPLITS = ("tune", "report")
@@ -241,8 +243,8 @@ def ece(confidence: list[float], correct: list[bool], n_bins: int = N_BINS) -> f
 
 
 def at_threshold(confidence: list[float], correct: list[bool], threshold: float) -> dict:
-    """Accepted (confidence >= threshold) vs sent to review, and the accepted verdicts' accuracy."""
-    accepted = [ok for c, ok in zip(confidence, correct, strict=True) if c >= threshold]
+    """Accepted (by the gate at `threshold`) vs sent to review, and the accepted verdicts' accuracy."""
+    accepted = [ok for c, ok in zip(confidence, correct, strict=True) if gate(c, threshold)]
     n = len(confidence)
     return {"threshold": threshold, "accepted": len(accepted), "accepted_correct": sum(accepted),
             "review": n - len(accepted),

@@ -3,8 +3,9 @@
 Rules:
 - Quotes and passages are compared after `matching.normalise` (typographic quotes and dashes folded,
   whitespace collapsed); otherwise the match is exact and case-sensitive.
-- A supported or contradicted verdict stands only if its evidence_quote is a substring of one of the
-  passages shown to the judge. Otherwise it becomes not_found, evidence_quote null, confidence 0,
+- A supported or contradicted verdict stands only if its evidence_quote carries content
+  (`matching.has_content`: "." or "—" is no quote) and is a substring of one of the passages shown to
+  the judge. Otherwise it becomes not_found, evidence_quote null, confidence 0,
   reason `evidence_quote_not_in_source` (a missing quote is not on the page either).
 - A not_found verdict carrying a quote that is not on the page gets the same treatment: the quote is
   cleared, so no output ever shows invented text as evidence.
@@ -12,16 +13,16 @@ Rules:
 """
 from __future__ import annotations
 
-from .matching import normalise
+from .matching import has_content, normalise
 from .vocabulary import NOT_FOUND
 
 NOT_IN_SOURCE = "evidence_quote_not_in_source"
 
 
 def quote_in_passages(quote: str | None, passages: list[str]) -> bool:
-    """True when the normalised quote is a non-empty substring of one normalised passage."""
+    """True when the quote carries content and, normalised, is a substring of one normalised passage."""
     needle = normalise(quote or "")
-    return bool(needle) and any(needle in normalise(passage) for passage in passages)
+    return has_content(needle) and any(needle in normalise(passage) for passage in passages)
 
 
 def guard(verdict: dict, passages: list[str]) -> dict:

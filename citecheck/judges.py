@@ -2,24 +2,37 @@
 
 Rules:
 - Choice judge: one typesafe-sdk `Choice` question (supports / contradicts / says_nothing) over
-  state {claim, source}; its confidence is the answer's confidence. The cache key includes the local
-  judge's calibration offsets for the question, so refitting them re-asks instead of replaying.
+  state {claim, source}. Its confidence is Jev's reference formula over the answer's probabilities,
+  (max p - 1/n) / (1 - 1/n) (`judge_contract.choice_confidence`), whichever server answered. The
+  cache key includes the local judge's calibration offsets for the question, so refitting them
+  re-asks instead of replaying.
 - JSON judge: the strict contract {label: supported|contradicted|not_found, evidence_quote: verbatim
   text or null, confidence: 0-1}, from openai (chat completions + JSON schema), anthropic or ollama,
-  all running the same prompt. Output that is not that JSON becomes not_found with a reason.
+  all running the same prompt. Output that is not that JSON becomes not_found with the reason
+  `judge_output_invalid: <what was wrong>`. 429, 5xx and timeouts are retried JUDGE_RETRIES times
+  with exponential backoff (or the server's Retry-After).
+- Every answer is checked against its contract (`judge_contract`) before it is cached: an off-contract
+  answer is never recorded; an off-contract entry already in the cache (an older version recorded
+  it) raises CacheCorrupted naming the file and the key.
 - The judge interprets; it does not decide. The guard and review stages decide what stands.
-- A judge that cannot be reached raises JudgeUnavailable naming the endpoint and the variable to set.
+- A judge that cannot be reached raises JudgeUnavailable naming the endpoint and the variable to set;
+  a Choice answer off its contract raises JudgeOutputInvalid (a JudgeUnavailable: no usable answer).
 """
 from __future__ import annotations
 
-import json
-from typing import Any
+import email.utils
+import time
+from typing import Any, Callable
 
 import httpx
 
 from . import calibration
+from . import judge_contract as contract
+from .cache import CacheCorrupted, request_key
 from .config import DEFAULTS, Settings
 from .context import RunContext
+from .judge_contract import OffContract
+from .paths import shown
 from .vocabulary import JUDGE_LABELS, RELATIONS
 
 CHOICE_INSTRUCTIONS = "How does the `source` text relate to the `claim`?"
@@ -56,10 +69,43 @@ LIVE_HINT = {
     "anthropic": "set ANTHROPIC_API_KEY",
     "ollama": "point OLLAMA_HOST at a running Ollama server",
 }
+TIMEOUT_HINT = "the judge is up but slow (a CPU model on shared cores): raise JUDGE_TIMEOUT or try again"
+
+RETRY_STATUSES = frozenset({408, 429, *range(500, 600)})
+RETRY_BACKOFF = 1.0
+"""Seconds before the first retry of the JSON judge; doubled for each further one."""
+RETRY_AFTER_MAX = 60.0
+"""A Retry-After longer than this is not waited for: the judge gives up and says so."""
+_sleep = time.sleep
 
 
 class JudgeUnavailable(RuntimeError):
     """The judge could not answer (unreachable, timeout, 5xx, 401): names the endpoint, never a key."""
+    reason = "judge_unavailable"
+
+
+class JudgeOutputInvalid(JudgeUnavailable):
+    """The judge answered, off its contract (the message says how); nothing was cached."""
+    reason = "judge_output_invalid"
+
+
+def _ask(ctx: RunContext, function: str, model: str, request: dict, compute: Callable, hint: str,
+         check: Callable[[Any], Any]) -> Any:
+    """`check(answer)` for the cached or freshly computed answer. A fresh answer is checked before it is
+    cached (OffContract propagates, nothing is written); a cached one that fails is a corrupt entry."""
+    def checked():
+        answer, usage, answered_by = compute()
+        check(answer)
+        return answer, usage, answered_by
+
+    answer = ctx.cache.call(function, model, request, checked, how_to_run_live=hint)
+    try:
+        return check(answer)
+    except OffContract as exc:
+        key = request_key(function, model, request)
+        raise CacheCorrupted(f"{shown(ctx.cache.path)}: entry {key} ({function}) is off its contract "
+                             f"({exc}); "
+                             "delete that entry to ask the judge again") from None
 
 
 # ---------------------------------------------------------------- Choice judge (typesafe-sdk)
@@ -99,130 +145,164 @@ def _typesafe_endpoint(settings: Settings) -> str:
     return settings.typesafe_endpoint or "https://api.typesafe.ai"
 
 
+def _system_one(settings: Settings, state: dict, question) -> tuple[dict, dict, str]:
+    """One Choice call through typesafe-sdk -> (the raw answer, usage, the model that answered)."""
+    from typesafe_sdk import TypeSafeAPIConnectionError, TypeSafeAPIError, TypeSafeAPITimeoutError
+    from typesafe_sdk._core.errors import TypeSafeAPIResponseValidationError
+    where = f"Choice judge at {_typesafe_endpoint(settings)}"
+    try:
+        with _typesafe_client(settings) as client:
+            response = client.system_one(state=state, questions={"relation": question})
+    except TypeSafeAPITimeoutError:
+        raise JudgeUnavailable(f"{where} timed out after {settings.judge_timeout:g} s (JUDGE_TIMEOUT); "
+                               f"{TIMEOUT_HINT}") from None
+    except TypeSafeAPIConnectionError as exc:
+        raise JudgeUnavailable(f"{where} did not answer ({type(exc).__name__}); "
+                               f"{LIVE_HINT['typesafe']}") from None
+    except TypeSafeAPIResponseValidationError as exc:
+        raise OffContract(f"the SDK could not read the response at {exc.field_path!r}") from None
+    except TypeSafeAPIError as exc:
+        raise JudgeUnavailable(f"{where} answered HTTP {exc.status}; {LIVE_HINT['typesafe']}") from None
+    answer = response.choices.get("relation")
+    if answer is None:
+        raise OffContract("no choice answer for the question 'relation'")
+    raw = {"relation": answer.choice, "confidence": answer.confidence,
+           "probabilities": dict(answer.probabilities)}
+    usage = {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens}
+    return raw, usage, response.model
+
+
+def check_relation(answer: Any) -> dict:
+    """A recorded Choice answer {relation, confidence, probabilities} checked against the question's
+    options -> the same keys, confidence by the reference formula (OffContract when off contract)."""
+    if not isinstance(answer, dict):
+        raise contract.OffContract(f"the answer is {answer!r:.60}, not an object")
+    checked = contract.check_choice({**answer, "choice": answer.get("relation")}, RELATIONS)
+    return {"relation": checked["choice"], "confidence": checked["confidence"],
+            "probabilities": checked["probabilities"]}
+
+
 def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
     """{relation, confidence, probabilities, model} for one claim against one source text."""
-    from typesafe_sdk import TypeSafeAPIConnectionError, TypeSafeAPIError
     settings = ctx.settings
     model = settings.typesafe_model
     state = choice_state(claim, source)
     question = choice_question()
     request = {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)},
                "local_calibration": local_calibration()}
-
-    def compute():
-        try:
-            with _typesafe_client(settings) as client:
-                response = client.system_one(state=state, questions={"relation": question})
-        except TypeSafeAPIConnectionError as exc:
-            raise JudgeUnavailable(f"Choice judge at {_typesafe_endpoint(settings)} did not answer "
-                                   f"({type(exc).__name__}); {LIVE_HINT['typesafe']}") from None
-        except TypeSafeAPIError as exc:
-            raise JudgeUnavailable(f"Choice judge at {_typesafe_endpoint(settings)} answered HTTP {exc.status}; "
-                                   f"{LIVE_HINT['typesafe']}") from None
-        answer = response.choices["relation"]
-        result = {"relation": answer.choice, "confidence": answer.confidence,
-                  "probabilities": dict(answer.probabilities)}
-        usage = {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens}
-        return result, usage, response.model
-
-    answer = ctx.cache.call("typesafe.system_one", model, request, compute, how_to_run_live=LIVE_HINT["typesafe"])
+    try:
+        answer = _ask(ctx, "typesafe.system_one", model, request,
+                      lambda: _system_one(settings, state, question), LIVE_HINT["typesafe"], check_relation)
+    except OffContract as exc:
+        raise JudgeOutputInvalid(f"Choice judge at {_typesafe_endpoint(settings)} answered off its contract: "
+                                 f"{exc} (not cached)") from None
     return {**answer, "model": model}
 
 
 # ---------------------------------------------------------------- JSON judge (HTTP providers)
 
 def json_messages(claim: str, passages: list[str]) -> list[dict]:
-    shown = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(passages, 1))
+    shown_passages = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(passages, 1))
     return [{"role": "system", "content": JSON_SYSTEM},
-            {"role": "user", "content": f"Claim: {claim}\n\nPassages:\n{shown}"}]
+            {"role": "user", "content": f"Claim: {claim}\n\nPassages:\n{shown_passages}"}]
 
 
-def parse_verdict(content: str | None) -> dict:
+def _invalid(why: str) -> dict:
+    return {"label": "not_found", "evidence_quote": None, "confidence": 0.0,
+            "reason": f"judge_output_invalid: {why}"}
+
+
+def parse_verdict(content: Any) -> dict:
     """The model's text -> {label, evidence_quote, confidence, reason}; anything off-contract is not_found."""
-    def invalid(why: str) -> dict:
-        return {"label": "not_found", "evidence_quote": None, "confidence": 0.0, "reason": f"judge_output_invalid: {why}"}
-    text = (content or "").strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        return invalid("not JSON")
-    if not isinstance(data, dict):
-        return invalid("not a JSON object")
-    label, quote, conf = data.get("label"), data.get("evidence_quote"), data.get("confidence")
-    if label not in JUDGE_LABELS:
-        return invalid(f"label {label!r}")
-    if quote is not None and not isinstance(quote, str):
-        return invalid("evidence_quote is not a string or null")
-    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1:
-        return invalid(f"confidence {conf!r}")
-    return {"label": label, "evidence_quote": quote or None, "confidence": float(conf), "reason": None}
+        return {**contract.verdict(content), "reason": None}
+    except OffContract as exc:
+        return _invalid(str(exc))
 
 
-def _post(url: str, body: dict, headers: dict, provider: str, timeout: float) -> dict:
+def _retry_after(response: httpx.Response) -> float | None:
+    """Retry-After in seconds (a number or an HTTP date), or None."""
+    value = response.headers.get("retry-after", "").strip()
+    if not value:
+        return None
     try:
-        response = httpx.post(url, json=body, headers=headers, timeout=timeout)
-    except httpx.HTTPError as exc:
-        raise JudgeUnavailable(f"{provider} judge at {url} did not answer ({type(exc).__name__}); "
-                               f"{LIVE_HINT[provider]}") from None
-    if response.status_code != 200:
-        raise JudgeUnavailable(f"{provider} judge at {url} answered HTTP {response.status_code}; "
-                               f"{LIVE_HINT[provider]}")
-    try:
-        return response.json()
+        return max(0.0, float(value))
     except ValueError:
-        raise JudgeUnavailable(f"{provider} judge at {url} answered a body that is not JSON") from None
+        when = email.utils.parsedate_to_datetime(value) if email.utils.parsedate_tz(value) else None
+        return max(0.0, when.timestamp() - time.time()) if when else None
 
 
-def _call_openai(model: str, messages: list[dict], settings: Settings) -> tuple[str, dict, str]:
+def _post(url: str, body: dict, headers: dict, provider: str, settings: Settings) -> Any:
+    """POST with up to JUDGE_RETRIES retries of 408/429/5xx and timeouts (backoff, or Retry-After)."""
+    attempts = 1 + settings.judge_retries
+    where = f"{provider} judge at {url}"
+    for attempt in range(1, attempts + 1):
+        delay = RETRY_BACKOFF * 2 ** (attempt - 1)
+        try:
+            response = httpx.post(url, json=body, headers=headers, timeout=settings.judge_timeout)
+        except httpx.TimeoutException:
+            failure, hint = f"timed out after {settings.judge_timeout:g} s (JUDGE_TIMEOUT)", TIMEOUT_HINT
+        except httpx.HTTPError as exc:
+            raise JudgeUnavailable(f"{where} did not answer ({type(exc).__name__}); "
+                                   f"{LIVE_HINT[provider]}") from None
+        else:
+            if response.status_code == 200:
+                try:
+                    return response.json()
+                except ValueError:
+                    raise JudgeUnavailable(f"{where} answered a body that is not JSON") from None
+            failure, hint = f"answered HTTP {response.status_code}", LIVE_HINT[provider]
+            if response.status_code not in RETRY_STATUSES:
+                raise JudgeUnavailable(f"{where} {failure}; {hint}")
+            asked = _retry_after(response)
+            if asked is not None and asked > RETRY_AFTER_MAX:
+                raise JudgeUnavailable(f"{where} {failure} and asked to retry after {asked:.0f} s; gave up "
+                                       f"(waits at most {RETRY_AFTER_MAX:.0f} s); {hint}")
+            delay = asked if asked is not None else delay
+        if attempt < attempts:
+            _sleep(delay)
+    tries = f"on each of {attempts} attempts (JUDGE_RETRIES={settings.judge_retries}, with backoff)"
+    raise JudgeUnavailable(f"{where} {failure} {tries}; {hint}")
+
+
+def _call_openai(model: str, messages: list[dict], settings: Settings) -> Any:
     base = settings.openai_base_url.rstrip("/")
     local = base != DEFAULTS["OPENAI_BASE_URL"]
     key = settings.secrets.get("OPENAI_API_KEY") or ("local" if local else settings.secrets.require("OPENAI_API_KEY"))
     body = {"model": model, "messages": messages, "temperature": 0,
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": "verdict", "strict": True, "schema": JSON_SCHEMA}}}
-    data = _post(f"{base}/chat/completions", body, {"Authorization": f"Bearer {key}"}, "openai",
-                 settings.judge_timeout)
-    try:
-        content = data["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        content = None
-    return content, data.get("usage"), data.get("model", model)
+    return _post(f"{base}/chat/completions", body, {"Authorization": f"Bearer {key}"}, "openai", settings)
 
 
 ANTHROPIC_TOOL = {"name": "record_verdict", "description": "Record the verdict on the claim.",
                   "input_schema": JSON_SCHEMA}
 
 
-def _call_anthropic(model: str, messages: list[dict], settings: Settings) -> tuple[str, dict, str]:
+def _call_anthropic(model: str, messages: list[dict], settings: Settings) -> Any:
     """Messages API with the schema enforced as a forced tool call; its input is the verdict."""
     key = settings.secrets.require("ANTHROPIC_API_KEY")
     body = {"model": model, "max_tokens": 400, "temperature": 0, "system": messages[0]["content"],
             "messages": messages[1:], "tools": [ANTHROPIC_TOOL],
             "tool_choice": {"type": "tool", "name": ANTHROPIC_TOOL["name"]}}
     headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
-    data = _post(f"{settings.anthropic_base_url.rstrip('/')}/v1/messages", body, headers, "anthropic",
-                 settings.judge_timeout)
-    parts = [part for part in data.get("content", []) if isinstance(part, dict)]
-    tool_inputs = [part.get("input") for part in parts if part.get("type") == "tool_use"]
-    if tool_inputs:
-        text = json.dumps(tool_inputs[0], ensure_ascii=False)
-    else:
-        text = "".join(part.get("text", "") for part in parts)
-    return text, data.get("usage"), data.get("model", model)
+    url = f"{settings.anthropic_base_url.rstrip('/')}/v1/messages"
+    return _post(url, body, headers, "anthropic", settings)
 
 
-def _call_ollama(model: str, messages: list[dict], settings: Settings) -> tuple[str, dict, str]:
-    host = settings.ollama_host.rstrip("/")
+def _call_ollama(model: str, messages: list[dict], settings: Settings) -> Any:
     body = {"model": model, "messages": messages, "format": JSON_SCHEMA, "stream": False,
             "options": {"temperature": 0}}
-    data = _post(f"{host}/api/chat", body, {}, "ollama", settings.judge_timeout)
-    usage = {"input_tokens": data.get("prompt_eval_count"), "output_tokens": data.get("eval_count")}
-    return (data.get("message") or {}).get("content"), usage, data.get("model", model)
+    return _post(f"{settings.ollama_host.rstrip('/')}/api/chat", body, {}, "ollama", settings)
 
 
 PROVIDERS = {"openai": _call_openai, "anthropic": _call_anthropic, "ollama": _call_ollama}
+
+
+def _check_content(answer: Any) -> dict:
+    if not isinstance(answer, dict) or "content" not in answer:
+        raise OffContract(f"the answer is {answer!r:.60}, not {{content: ...}}")
+    return contract.verdict(answer["content"])
 
 
 def json_judge(claim: str, passages: list[str], ctx: RunContext) -> dict:
@@ -232,8 +312,13 @@ def json_judge(claim: str, passages: list[str], ctx: RunContext) -> dict:
     request = {"messages": messages, "schema": JSON_SCHEMA}
 
     def compute() -> tuple[Any, dict | None, str]:
-        content, usage, answered_by = PROVIDERS[provider](model, messages, ctx.settings)
+        body = PROVIDERS[provider](model, messages, ctx.settings)
+        content, usage, answered_by = contract.envelope(provider, body, model)
         return {"content": content}, usage, answered_by
 
-    answer = ctx.cache.call(f"judge.json/{provider}", model, request, compute, how_to_run_live=LIVE_HINT[provider])
-    return {**parse_verdict(answer["content"]), "model": model}
+    try:
+        verdict = _ask(ctx, f"judge.json/{provider}", model, request, compute, LIVE_HINT[provider],
+                       _check_content)
+    except OffContract as exc:
+        return {**_invalid(str(exc)), "model": model}
+    return {**verdict, "reason": None, "model": model}

@@ -11,13 +11,19 @@ Rules:
   that format exists, anything else -> rfc when it reads like an RFC (a "Request for Comments: N"
   line or RFC page furniture), else text. A file with no sections under one format names the
   format that finds some.
+- Files are UTF-8 (a BOM is dropped); bytes that are not are an error naming the file (`text.decode`).
+- Citations: a citation that is not usable (a missing or mistyped field, a string that is not text, an
+  unknown section) is reported by id and left out, the others are kept; a repeated id is a warning
+  (both are kept and checked).
 """
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from .text import decode, not_text
 
 FORMATS = ("rfc", "markdown", "text")
 
@@ -142,7 +148,7 @@ def load(path: str | Path, fmt: str = "rfc") -> Document:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     path = Path(path)
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = decode(path.read_bytes(), f"source file {path}")
     except FileNotFoundError:
         raise FileNotFoundError(f"source file not found: {path}") from None
     if fmt == "rfc":
@@ -191,42 +197,70 @@ def _other_format_hint(raw: str, fmt: str) -> str:
 REQUIRED = ("id", "claim", "quote", "section")
 
 
-def load_citations(path: str | Path, document: Document | None = None) -> tuple[list[dict], list[str]]:
-    """Read citations JSON -> (usable citations, one-line errors naming id and field).
+@dataclass
+class CitationsFile:
+    citations: list[dict]                                   # the usable citations, in file order
+    errors: list[str] = field(default_factory=list)         # "citation ID: ..." for each one left out
+    warnings: list[str] = field(default_factory=list)       # "citation ID: ..." for one kept with a doubt
 
-    A file that is not a JSON list raises; a bad citation is reported and the others are kept.
-    """
+
+def read_citations(path: str | Path, document: Document | None = None) -> CitationsFile:
+    """Read a citations JSON list (module rules). A file that is not a UTF-8 JSON list raises, naming it."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(decode(path.read_bytes(), f"citations file {path}"))
     except FileNotFoundError:
         raise FileNotFoundError(f"citations file not found: {path}") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path.name} is not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise ValueError(f"{path.name} is nested too deeply to be a citations file") from None
     if not isinstance(data, list):
         raise ValueError(f"{path.name} must hold a JSON list of citations")
-    good, errors = [], []
+    loaded, first = CitationsFile([]), {}
     for n, item in enumerate(data, 1):
         cid = item.get("id", f"#{n}") if isinstance(item, dict) else f"#{n}"
+        shown_id = cid if isinstance(cid, str) and not not_text(cid) else repr(cid)
         problem = _citation_problem(item, document)
         if problem:
-            errors.append(f"citation {cid}: {problem}")
-        else:
-            good.append(item)
-    return good, errors
+            loaded.errors.append(f"citation {shown_id}: {problem}")
+            continue
+        if str(cid) in first:
+            loaded.warnings.append(f"citation {shown_id}: duplicate id (also citation #{first[str(cid)]}); "
+                                   "both are checked")
+        first.setdefault(str(cid), n)
+        loaded.citations.append(item)
+    return loaded
+
+
+def load_citations(path: str | Path, document: Document | None = None) -> tuple[list[dict], list[str]]:
+    """Read citations JSON -> (usable citations, one-line errors and warnings naming id and field).
+
+    A file that is not a JSON list raises; a bad citation is reported and the others are kept
+    (`read_citations` keeps errors and warnings apart).
+    """
+    loaded = read_citations(path, document)
+    return loaded.citations, loaded.errors + loaded.warnings
 
 
 def _citation_problem(item, document: Document | None) -> str | None:
     if not isinstance(item, dict):
         return "is not a JSON object"
-    for field in REQUIRED:
-        if field not in item:
-            return f"missing field '{field}'"
+    for name in REQUIRED:
+        if name not in item:
+            return f"missing field '{name}'"
+    for name in REQUIRED:
+        if isinstance(item[name], str) and not_text(item[name]):
+            return f"field '{name}' is not text ({not_text(item[name])})"
+    if isinstance(item["id"], bool) or not isinstance(item["id"], (str, int)):
+        return "field 'id' must be a string or a number"
     if not isinstance(item["claim"], str) or not item["claim"].strip():
         return "field 'claim' must be a non-empty string"
     if item["quote"] is not None and not isinstance(item["quote"], str):
         return "field 'quote' must be a string or null"
     section = item["section"]
+    if section is not None and (isinstance(section, bool) or not isinstance(section, (str, int, float))):
+        return "field 'section' must be a string, a number or null"
     if document is not None and section is not None and str(section) not in document.sections:
         return f"field 'section' names unknown section {section!r} in {document.name}"
     return None

@@ -12,6 +12,8 @@ Rules:
   file) and missing settings do raise: they are the operator's to fix, and the message says how.
 - One label per claim: any contradicted → contradicted; else any supported → supported; else all
   unreachable → unreachable; else not_found (`aggregate.overall`).
+- Every row carries the AUTO_ACCEPT gate's `auto` (`review.gated`); `threshold` None means the run
+  context's AUTO_ACCEPT. `verify` audits its citations (batch `verify`) when AUDIT_DB is set.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from . import netguard
+from . import audit, netguard
 from .aggregate import overall
 from .context import RunContext
 from .fetch import FetchResult, fetch
@@ -29,6 +31,7 @@ from .guard import guard
 from .judges import JudgeUnavailable, json_judge
 from .passages import split_passages
 from .retrieval import rank
+from .review import gated
 from .vocabulary import NOT_FOUND, UNREACHABLE, CitationRow
 
 
@@ -78,8 +81,7 @@ def page_of(url: str, text: str) -> FetchResult:
     return FetchResult(url, url, None, text, None, None, None, "given")
 
 
-def trace_citation(claim: str, url: str, ctx: RunContext) -> Trace:
-    """Check one claim-URL pair and keep every intermediate step (see module rules)."""
+def _traced(claim: str, url: str, ctx: RunContext) -> Trace:
     try:
         page = fetch(url, ctx)
     except (httpx.HTTPError, OSError):      # fetch labels its own failures; this is the last net
@@ -89,15 +91,38 @@ def trace_citation(claim: str, url: str, ctx: RunContext) -> Trace:
     return judge_page(claim, page, ctx)
 
 
-def verify_citation(claim: str, url: str, ctx: RunContext) -> dict:
-    """One claim-URL pair -> a CitationRow dict; network and judge failures become labelled rows."""
-    return trace_citation(claim, url, ctx).row
+def trace_citation(claim: str, url: str, ctx: RunContext, threshold: float | None = None) -> Trace:
+    """Check one claim-URL pair and keep every intermediate step (see module rules); the row is gated."""
+    trace = _traced(claim, url, ctx)
+    trace.row = gated(trace.row, ctx.settings.auto_accept if threshold is None else threshold)
+    return trace
 
 
-def verify_claim(claim: str, urls: list[str], ctx: RunContext) -> dict:
+def verify_citation(claim: str, url: str, ctx: RunContext, threshold: float | None = None, *,
+                    with_passages: bool = False) -> dict:
+    """One claim-URL pair -> a CitationRow dict; network and judge failures become labelled rows.
+    `with_passages` adds `passages`, what the judge read (for the audit DB; None when no model was asked)."""
+    trace = trace_citation(claim, url, ctx, threshold)
+    return {**trace.row, "passages": trace.shown or None} if with_passages else trace.row
+
+
+def verify_claim(claim: str, urls: list[str], ctx: RunContext, threshold: float | None = None, *,
+                 with_passages: bool = False) -> dict:
     """{claim, overall, citations}: each URL checked in order, one label for the claim."""
-    citations = [verify_citation(claim, url, ctx) for url in urls]
+    citations = [verify_citation(claim, url, ctx, threshold, with_passages=with_passages) for url in urls]
     return {"claim": claim, "overall": overall(c["label"] for c in citations), "citations": citations}
+
+
+def audit_claim(conn, batch: str, result: dict, model: str) -> list[dict]:
+    """Write a verified claim's citations (with their passages) to the audit DB as batch `batch`."""
+    item_id = audit.claim_id(result["claim"])
+    return [audit.write_citation(conn, batch, item_id, result["claim"], citation, model)
+            for citation in result["citations"]]
+
+
+def public(result: dict) -> dict:
+    """The verify JSON: each citation with CitationRow's keys only (the audit's passages dropped)."""
+    return {**result, "citations": [CitationRow.from_dict(c).to_dict() for c in result["citations"]]}
 
 
 # ---------------------------------------------------------------- CLI: python -m citecheck verify
@@ -118,5 +143,12 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
             netguard.check_url(url, allow_private=True)   # scheme and host only; addresses are fetch's
         except netguard.BlockedURL as exc:
             raise ValueError(f"--url {url!r} is not an http(s) URL with a host ({exc})") from None
-    print(json.dumps(verify_claim(claim, args.urls, ctx), indent=2, ensure_ascii=False))
+    result = verify_claim(claim, args.urls, ctx, ctx.settings.auto_accept, with_passages=True)
+    if ctx.settings.audit_db is not None:
+        conn = audit.connect(ctx.settings.audit_db)
+        try:
+            audit_claim(conn, audit.VERIFY_BATCH, result, ctx.settings.judge_model)
+        finally:
+            conn.close()
+    print(json.dumps(public(result), indent=2, ensure_ascii=False))
     return 0

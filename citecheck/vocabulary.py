@@ -126,6 +126,7 @@ class CitationRow(_Row):
     original_status: int | None = None
     rid: str | None = None
     reason: str | None = None
+    auto: bool | None = None      # the AUTO_ACCEPT gate (`review.gate`): True accepted, False to a person
 
 
 def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: dict) -> type:
@@ -141,10 +142,28 @@ def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: 
 _CLAIM_ORDER = ("url", "label", "reason", "confidence", "evidence_quote", "final_url", "original_status", "rid")
 
 BatchRow = _extended("BatchRow", "One citation of a batch: its claim, its row, and the claim's overall label.",
-                     {"id": "str", "claim": "str"}, _CLAIM_ORDER, {"overall": "str"})
-AuditRow = _extended("AuditRow", "One decided citation in the audit journal (citecheck.audit).",
+                     {"id": "str", "claim": "str"}, (*_CLAIM_ORDER, "auto"), {"overall": "str"})
+
+FLOWS = ("web", "source")
+"""Which flow decided an audited citation: live-web (a URL) or source-document (a section)."""
+WEB, SOURCE = FLOWS
+AuditRow = _extended("AuditRow", "One decided citation in the audit journal (citecheck.audit), columns in "
+                     "table order. A source-document row keeps its verdict in `label`, the document in "
+                     "`url`, its `section`, `status` and the citation's own `quote`; `passages` is the JSON "
+                     "list of what the judge read (null when no model was asked).",
                      {"batch": "str", "id": "str", "claim": "str"}, _CLAIM_ORDER,
-                     {"model": "str", "decided_at": "str"})
+                     {"model": "str", "decided_at": "str", "auto": "bool | None", "flow": "str",
+                      "section": "str | None", "status": "str | None", "quote": "str | None",
+                      "passages": "str | None"})
+"""`auto` is null on rows decided before the gate was recorded (audit migration 2): they go to a person."""
+
+REVIEW_ACTIONS = ("confirm", "correct")
+"""What a reviewer does with a verdict: confirm its label, or correct it to another one."""
+
+
+def labels_of(flow: str) -> tuple[str, ...]:
+    """The labels a verdict of this flow may have (and a reviewer may choose)."""
+    return VERDICTS if flow == SOURCE else LABELS
 
 
 @dataclass(frozen=True)

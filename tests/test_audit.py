@@ -1,6 +1,7 @@
 """audit: one row per decided citation, no secrets, migrations; `replay RID` through the real crawlbase SDK."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -146,9 +147,10 @@ def test_a_pre_migration_db_is_adopted_in_place_losing_nothing(tmp_path):
     conn = audit.connect(path)
     assert migrations.applied(conn) == list(range(1, migrations.LATEST + 1))
     after = [tuple(r) for r in conn.execute("SELECT * FROM citations ORDER BY batch, id, url")]
-    assert after == before and len(after) == 4
-    assert [c for c, in conn.execute("SELECT name FROM pragma_table_info('citations')")][:len(audit.COLUMNS)] \
-        == list(audit.COLUMNS)
+    old = len(before[0])
+    assert [row[:old] for row in after] == before and len(after) == 4
+    assert {row[old:] for row in after} == {(None, "web", None, None, None, None)}   # auto unknown: to a person
+    assert [c for c, in conn.execute("SELECT name FROM pragma_table_info('citations')")] == list(audit.COLUMNS)
 
 
 def test_migrations_are_idempotent(tmp_path):
@@ -182,3 +184,105 @@ def test_a_failing_migration_leaves_the_schema_as_it_was(tmp_path, monkeypatch):
         audit.connect(path)
     tables = {n for n, in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "half" not in tables and 99 not in migrations.applied(sqlite3.connect(path))
+
+
+def test_the_old_db_is_upgraded_to_the_gate_and_reviews_tables_and_can_be_reviewed(tmp_path):
+    from citecheck.audit import reviews
+    from citecheck.review_app import queue
+    path = tmp_path / "old.db"
+    shutil.copy(OLD_DB, path)
+    conn = audit.connect(path)
+    names = [n for n, in conn.execute("SELECT name FROM citecheck_migrations ORDER BY version")]
+    assert names == ["citations: one row per (batch, id, url) decided",
+                     "citations: the gate's decision and what the judge read; source-document rows",
+                     "reviews: a person's decisions on citations, every one kept"]
+    old = conn.execute("SELECT * FROM citations ORDER BY batch, id, url").fetchone()
+    assert old["auto"] is None and old["flow"] == "web" and old["passages"] is None
+    assert len(queue.ordered_keys(conn, queue.Filters())) == 4             # an unknown gate goes to a person
+    saved = reviews.record(conn, reviews.Decision(old["batch"], old["id"], old["url"], old["decided_at"], None,
+                                                  "confirm", None, "checked by hand", "Ann"), audit.utc_now())
+    assert (saved["label"], saved["judged_label"], saved["reviewer"], saved["note"]) == (
+        old["label"], old["label"], "Ann", "checked by hand")
+    assert len(queue.ordered_keys(conn, queue.Filters())) == 3
+    conn.close()
+    assert migrations.migrate(sqlite3.connect(path)) == []                  # opened again: nothing to do
+
+
+def decision(row, seen=None, action="confirm", label=None, who="Ann", note=""):
+    from citecheck.audit.reviews import Decision
+    return Decision(row["batch"], row["id"], row["url"], row["decided_at"], seen, action, label, note, who)
+
+
+def test_reviews_keep_history_and_refuse_what_would_overwrite(tmp_path):
+    from citecheck.audit import reviews
+    conn = audit.connect(tmp_path / "a.db")
+    row = audit.write_citation(conn, "b", "c1", "claim", citation(), "m")
+    first = reviews.record(conn, decision(row), "t1")
+    with pytest.raises(reviews.ReviewRefused, match="reviewed meanwhile by Ann at t1 .confirm: supported.") as late:
+        reviews.record(conn, decision(row, who="Bob", action="correct", label="not_found"), "t2")
+    assert late.value.kind == "reviewed"
+    second = reviews.record(conn, decision(row, seen=first["review_id"], who="Bob", action="correct",
+                                           label="not_found", note="the page says nothing"), "t3")
+    assert second["replaces"] == first["review_id"]
+    assert [(h["reviewer"], h["action"], h["label"]) for h in reviews.history(conn, "b", "c1", row["url"])] == [
+        ("Ann", "confirm", "supported"), ("Bob", "correct", "not_found")]
+    assert reviews.current(conn, "b", "c1", row["url"])["review_id"] == second["review_id"]
+    with pytest.raises(reviews.ReviewRefused, match="no citation c9") as missing:
+        reviews.record(conn, decision({**row, "id": "c9"}), "t4")
+    assert missing.value.kind == "missing"
+    with pytest.raises(reviews.ReviewRefused, match="already says supported"):
+        reviews.record(conn, decision(row, seen=second["review_id"], action="correct", label="supported"), "t5")
+    with pytest.raises(reviews.ReviewRefused, match="needs one of the labels"):
+        reviews.record(conn, decision(row, seen=second["review_id"], action="correct", label="verified"), "t5")
+    again = audit.write_citation(conn, "b", "c1", "claim", citation(label="contradicted"), "m2")  # re-decided
+    with pytest.raises(reviews.ReviewRefused, match="decided again") as stale:
+        reviews.record(conn, decision({**row, "decided_at": "2000-01-01T00:00:00Z"}, seen=second["review_id"]), "t6")
+    assert stale.value.kind == "stale"
+    assert reviews.current(conn, "b", "c1", row["url"]) is None             # the new verdict awaits a person
+    assert len(reviews.history(conn, "b", "c1", row["url"])) == 2           # nothing lost
+    assert again["label"] == "contradicted"
+
+
+def test_the_writer_thread_loses_no_write_and_reports_each_failure_to_its_caller(tmp_path):
+    writer = audit.Writer(tmp_path / "a.db")
+    futures = [writer.submit(lambda conn, i=i: audit.write_citation(conn, "b", f"c{i}", "claim", citation()))
+               for i in range(200)]
+    failing = writer.submit(lambda conn: conn.execute("SELECT * FROM no_such_table"))
+    writer.close()
+    assert all(f.done() and f.exception() is None for f in futures)
+    with pytest.raises(sqlite3.OperationalError):
+        failing.result()
+    assert len(audit.decided(audit.connect(tmp_path / "a.db"), "b")) == 200
+    with pytest.raises(RuntimeError, match="has stopped"):
+        writer.submit(lambda conn: None)
+
+
+def test_a_writer_on_an_unopenable_path_fails_at_once_naming_it(tmp_path):
+    with pytest.raises(OSError, match="no/such/dir/a.db"):
+        audit.Writer(tmp_path / "no/such/dir/a.db")
+
+
+def test_check_audits_source_document_rows_with_the_section_and_the_misquote(tmp_path, monkeypatch):
+    from citecheck import check, sources
+    from citecheck.audit.source import write_check
+    doc = sources.load("data/rfc7519.txt")
+    cites, _ = sources.load_citations("data/citations.json", doc)
+    rows = check.check_citations(doc, cites, RunContext_(), threshold=0.8,
+                                 judge=lambda claim, source: {"relation": "supports", "confidence": 0.9})
+    conn = audit.connect(tmp_path / "a.db")
+    write_check(conn, "data/citations.json", "data/rfc7519.txt", doc, cites, rows, "judge-m")
+    written = audit.decided(conn, "check:citations.json")
+    misquote = written[("C9", "data/rfc7519.txt")]
+    assert (misquote["flow"], misquote["status"], misquote["section"], misquote["auto"]) == (
+        "source", "misquoted", "4.1.3", False)
+    assert misquote["quote"] != misquote["evidence_quote"] and misquote["evidence_quote"] in \
+        " ".join(doc.sections["4.1.3"].text.split())
+    fabricated = written[("C5", "data/rfc7519.txt")]
+    assert (fabricated["label"], fabricated["passages"], fabricated["confidence"]) == ("fabricated", None, None)
+    found = written[("C1", "data/rfc7519.txt")]
+    assert json.loads(found["passages"]) == [doc.sections[found["section"]].text]
+
+
+def RunContext_():
+    from citecheck.context import RunContext
+    return RunContext.build(Settings())

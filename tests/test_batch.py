@@ -74,7 +74,7 @@ def test_malformed_lines_are_reported_by_number_and_the_rest_kept():
              b'["not", "an", "object"]',
              b'{"id": "c", "claim": "", "urls": []}',
              b'{"id": "d", "claim": "D", "urls": "http://x/yes"}',
-             b'{"id": "a", "claim": "again", "urls": []}',
+             b'{"id": "a", "claim": "again", "urls": ["http://x/no"]}',
              b'{"id": "e", "claim": "caf\xe9", "urls": []}',                # latin-1, not UTF-8
              b'{"id": 7, "claim": "seven", "urls": ["http://x/yes", "http://x/yes"]}']
     parsed = batch.parse_lines(lines)
@@ -83,6 +83,32 @@ def test_malformed_lines_are_reported_by_number_and_the_rest_kept():
     assert [p.split(":")[0] for p in parsed.problems] == [f"line {n}" for n in (2, 4, 5, 6, 7, 8)]
     assert "duplicate id 'a' (first on line 1)" in parsed.problems[4]
     assert parsed.notes == ["line 9: a URL is listed twice; it is checked once"]
+
+
+def test_a_bom_does_not_cost_line_1(tmp_path):
+    path = write_jsonl(tmp_path / "claims.jsonl", CLAIMS[:2])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    parsed = batch.read_claims(path)
+    assert [c.id for c in parsed.claims] == ["c1", "c2"] and not parsed.problems
+
+
+def test_text_that_is_not_text_and_empty_urls_are_reported_per_line(tmp_path, ctx):
+    lines = ['{"id": "s1", "claim": "x\\ud800", "urls": ["http://x/yes"]}',
+             '{"id": "s2", "claim": "ok", "urls": ["http://x/yes/\\udc00"]}',
+             '{"id": "\\ud83d", "claim": "ok", "urls": ["http://x/yes"]}',
+             '{"id": "e", "claim": "nothing cited", "urls": []}',
+             '{"id": "good", "claim": "fine", "urls": ["http://x/yes/9"]}']
+    path = write_jsonl(tmp_path / "claims.jsonl", lines)
+    parsed = batch.read_claims(path)
+    assert [c.id for c in parsed.claims] == ["good"]
+    assert parsed.problems == [
+        'line 1: "claim" is not text (a lone surrogate \\ud800 at character 2)',
+        'line 2: "urls" is not text (a lone surrogate \\udc00 at character 14)',
+        'line 3: "id" is not text (a lone surrogate \\ud83d at character 1)',
+        'line 4: "urls" is empty: the claim cites nothing to check']
+    result = batch.run_batch(path, ctx, verify=fake_verify)          # the batch runs the rest
+    assert [r["id"] for r in result.rows] == ["good"] and result.problems == parsed.problems
+    batch.write_csv(result.rows, tmp_path / "report.csv")
 
 
 def test_missing_file_is_a_clear_error(tmp_path):
@@ -204,6 +230,19 @@ def test_csv_has_one_row_per_citation_in_the_documented_columns(tmp_path, ctx):
         "http_404", "404", "", "")
 
 
+@pytest.mark.parametrize("text", ["=HYPERLINK(\"http://evil\")", "+1+2", "-2+3", "@SUM(A1)", "\tTab", "\rCR"])
+def test_formula_cells_are_neutralised_by_owasps_rule(tmp_path, text):
+    row = {**{column: None for column in batch.CSV_COLUMNS}, "id": "x", "claim": text, "url": "http://x/",
+           "label": "supported", "evidence_quote": text, "confidence": 0.9, "original_status": 200,
+           "overall": "supported"}
+    out = tmp_path / "report.csv"
+    batch.write_csv([row], out)
+    with open(out, newline="", encoding="utf-8") as handle:
+        [written] = list(csv.DictReader(handle))
+    assert written["claim"] == written["evidence_quote"] == "'" + text
+    assert (written["confidence"], written["original_status"], written["url"]) == ("0.9", "200", "http://x/")
+
+
 # ---------------------------------------------------------------- kill and resume (a real process)
 
 RUNNER = """
@@ -269,9 +308,10 @@ def test_only_model_verdicts_below_the_threshold_go_to_a_person():
             {"label": "not_found", "confidence": 0.0},           # guarded: the quote was not on the page
             {"label": "unreachable", "confidence": None}, {"label": "not_found", "confidence": None}]
     assert [review.needs_review(r, 0.8) for r in rows] == [False, True, True, False, False]
-    assert review.review_share(rows, [0.0, 0.5, 0.8, 1.0]) == [
+    assert review.review_share(rows, [0.0, 0.5, 0.8, 0.99, 1.0]) == [
         {"threshold": 0.0, "to_review": 0, "share": 0.0}, {"threshold": 0.5, "to_review": 1, "share": 0.2},
-        {"threshold": 0.8, "to_review": 2, "share": 0.4}, {"threshold": 1.0, "to_review": 3, "share": 0.6}]
+        {"threshold": 0.8, "to_review": 2, "share": 0.4}, {"threshold": 0.99, "to_review": 3, "share": 0.6},
+        {"threshold": 1.0, "to_review": 5, "share": 1.0}]                 # AUTO_ACCEPT=1: everything
     assert review.review_share([], [0.8]) == [{"threshold": 0.8, "to_review": 0, "share": 0.0}]
 
 

@@ -151,7 +151,7 @@ def test_secrets_reach_workers_by_environment_and_never_sit_in_a_task(tmp_path, 
     secret = "cbFAKE-never-in-a-task-91X"
     ctx = make_ctx(secrets={"CRAWLBASE_TOKEN": secret})
     settings = cluster.shippable(ctx.settings)
-    task = (cluster.check_on_worker, settings, None, cluster_tasks.verify, "claim", "http://x/yes/1")
+    task = (cluster.check_on_worker, settings, None, cluster_tasks.verify, "claim", "http://x/yes/1", 0.8)
     assert secret.encode() not in cloudpickle.dumps(task) and secret.encode() not in pickle.dumps(task[1])
     with cluster.connect(cluster.Spec(workers=1), settings, 2) as client:
         seen = client.submit(cluster_tasks.holds_secret, settings, "CRAWLBASE_TOKEN", hashlib.sha256(

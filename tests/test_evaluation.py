@@ -132,7 +132,7 @@ def test_sweep_and_threshold_choice():
     assert (point["accepted"], point["review"], point["accepted_accuracy"]) == (5, 1, 0.8)
     curve = ev.sweep(conf, correct, steps=4)
     assert [p["threshold"] for p in curve] == [0, 0.25, 0.5, 0.75, 1.0]
-    assert [p["accepted"] for p in curve] == [6, 5, 5, 3, 1]
+    assert [p["accepted"] for p in curve] == [6, 5, 5, 3, 0]      # AUTO_ACCEPT=1: everything to a person
     assert ev.choose_threshold(conf, correct, target=0.8, min_accepted=1) == 0.6
     assert ev.choose_threshold(conf, correct, target=0.9, min_accepted=1) == 0.9
     assert ev.choose_threshold(conf, correct, target=0.9, min_accepted=4) is None

@@ -62,3 +62,15 @@ def test_guard_does_not_mutate_its_input():
 def test_quote_in_passages():
     assert quote_in_passages("\u201cthe altitude adjustment\u201d", PASSAGES)
     assert not quote_in_passages("", PASSAGES) and not quote_in_passages(None, PASSAGES)
+
+
+@pytest.mark.parametrize("quote", [".", "\u2014", "a", "(1)", " . . "])
+@pytest.mark.parametrize("label", ["supported", "contradicted", "not_found"])
+def test_a_quote_without_words_is_not_evidence_even_when_it_is_on_the_page(quote, label):
+    passages = [*PASSAGES, "Footnote (1) a \u2014 ."]
+    out = guard(verdict(label, quote, 0.99), passages)
+    assert (out["label"], out["evidence_quote"], out["confidence"], out["reason"]) == DOWNGRADED
+
+
+def test_the_shortest_quote_that_is_evidence():
+    assert guard(verdict("supported", "100 °C"), PASSAGES)["label"] == "supported"     # 4 letters or digits

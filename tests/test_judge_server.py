@@ -17,7 +17,7 @@ from typesafe_sdk._core.errors import (TypeSafeAPIError, TypeSafeAuthenticationE
                                        TypeSafeNotFoundError, TypeSafeUnprocessableEntityError)
 
 from citecheck import calibration, cli, config, judges
-from citecheck.local_judge import prompts, readout, weights
+from citecheck.local_judge import readout, weights
 from citecheck.local_judge import server as server_module
 
 MODEL = config.LOCAL_MODEL
@@ -78,7 +78,7 @@ def test_choice_through_the_sdk_is_the_readout_of_the_model_logprobs():
     expected = readout.readout(LOGPROBS)
     assert answer.choice == "supports" == expected["choice"]
     assert answer.probabilities == pytest.approx({"supports": 0.625, "contradicts": 0.125, "says_nothing": 0.25})
-    assert answer.confidence == pytest.approx(0.625)
+    assert answer.confidence == pytest.approx((0.625 - 1 / 3) / (2 / 3))      # Jev's reference formula
     assert response.model == MODEL and response.usage.input_tokens == 123 and response.usage.output_tokens == 1
     [(messages, options)] = fake.choice_calls
     assert options == list(judges.CHOICE_CRITERIA)
@@ -106,7 +106,7 @@ def test_raw_zstd_request_and_a_corrupt_one():
                          headers={"Content-Encoding": "zstd"})
         gzip = httpx.post(f"{server.url}/v1/systemone", content=b"x", headers={"Content-Encoding": "gzip"})
     assert good.status_code == 200 and set(good.json()["answers"]["q"]["probabilities"]) == {"a", "b"}
-    assert bad.status_code == 400 and "zstd" in bad.json()["error"]["message"]
+    assert bad.status_code == 400 and "zstd" in bad.json()["detail"]["message"]
     assert gzip.status_code == 415
 
 
@@ -121,15 +121,51 @@ def test_noul_is_the_probability_of_yes():
 def test_unsupported_question_type_is_422_with_a_message():
     with running(FakeModel()) as server, client(server) as c:
         with pytest.raises(TypeSafeUnprocessableEntityError) as err:
-            c.system_one(state="x", questions={"s": Score(instructions="rate", criteria=["low", "high"])})
-    assert err.value.status == 422 and "'score' is not supported" in str(err.value)
+            c.system_one(state="x", questions={"b": {"type": "box", "instructions": "find the logo"}})
+    assert err.value.status == 422 and "'box' is not one of choice, noul, score" in str(err.value)
 
 
-def test_unknown_model_is_404_naming_the_served_one():
-    with running(FakeModel()) as server, client(server, model="jev-latest") as c:
+def test_unknown_model_is_404_naming_the_served_one_and_the_alias():
+    with running(FakeModel()) as server, client(server, model="gpt-4o") as c:
         with pytest.raises(TypeSafeNotFoundError) as err:
             c.system_one(state="x", questions={"relation": QUESTION})
-    assert MODEL in str(err.value)
+    assert MODEL in str(err.value) and "jev-latest" in str(err.value)
+
+
+def test_the_sdks_default_model_alias_is_served():
+    with running(FakeModel()) as server, client(server, model="jev-latest") as c:
+        response = c.system_one(state="x", questions={"relation": QUESTION})
+    assert response.model == MODEL and response.choices["relation"].choice == "supports"
+
+
+def test_score_is_the_expected_level_of_the_readout_over_the_level_numbers():
+    fake = FakeModel(logprobs={"0": math.log(0.1), "1": math.log(0.3), "2": math.log(0.6)})
+    levels = ["Calm", "Frustrated", "Very angry"]
+    with running(fake) as server, client(server) as c:
+        question = Score(instructions="How angry?", criteria=levels)
+        response = c.system_one(state="I was charged twice!", questions={"anger": question})
+    answer = response.scores["anger"]
+    assert answer.probabilities == pytest.approx({0: 0.1, 1: 0.3, 2: 0.6})
+    assert answer.score == pytest.approx(0.3 + 2 * 0.6)
+    assert answer.legend == {0: "Calm", 1: "Frustrated", 2: "Very angry"}
+    assert answer.confidence == pytest.approx(1 - (0.1 * 2 + 0.3 * 1) / (2 / 3))   # spread around the mode
+    [(messages, options)] = fake.choice_calls
+    assert options == ["0", "1", "2"] and "- 2: Very angry" in messages[-1]["content"]
+
+
+def test_answers_do_not_depend_on_question_ids_order_or_company():
+    fake = FakeModel()
+    noul = {"type": "noul", "instructions": "Billing?"}
+    relation = QUESTION.model_dump(mode="json", exclude_none=True)
+    with running(fake) as server:
+        def ask(questions):
+            body = {"state": "x", "questions": questions}
+            return httpx.post(f"{server.url}/v1/systemone", json=body).json()["answers"]
+        alone = ask({"relation": relation})["relation"]
+        both = ask({"zz 🙂": noul, "other-id": relation})
+    assert both["other-id"] == alone
+    first, _, third = fake.choice_calls
+    assert first == third                                  # the same prompt whatever the id, order or company
 
 
 def test_key_is_enforced_when_the_server_has_one():
@@ -151,18 +187,29 @@ def test_model_failure_is_a_500_json_error_and_the_server_keeps_serving():
         assert httpx.get(f"{server.url}/health").json()["model"] == MODEL
 
 
-@pytest.mark.parametrize("body, status, words", [
-    (b"{not json", 400, "not valid JSON"),
-    (b"[1, 2]", 400, "JSON object"),
-    (json.dumps({"questions": {"q": {"type": "choice", "criteria": {"a": None}}}}).encode(), 422, "state"),
-    (json.dumps({"state": "x", "questions": {}}).encode(), 422, "questions"),
-    (json.dumps({"state": "x", "questions": {"q": {"type": "choice", "criteria": {}}}}).encode(), 422, "criteria"),
-    (json.dumps({"state": "x", "questions": {"q": {"type": "noul"}}}).encode(), 422, "noul"),
+@pytest.mark.parametrize("body, loc, words", [
+    (b"{not json", ["body", 1], "not valid JSON"),
+    (b"[1, 2]", ["body"], "JSON object"),
+    (json.dumps({"questions": {"q": {"type": "choice", "criteria": {"a": None}}}}).encode(),
+     ["body", "state"], "state"),
+    (json.dumps({"state": None, "questions": {"q": {"type": "noul", "instructions": "?"}}}).encode(),
+     ["body", "state"], "string"),
+    (json.dumps({"state": "x", "questions": {}}).encode(), ["body", "questions"], "questions"),
+    (json.dumps({"state": "x", "questions": {"q": {"type": "choice", "criteria": {}}}}).encode(),
+     ["body", "questions", "q", "criteria"], "1 to 255 options"),
+    (json.dumps({"state": "x", "questions": {"q": {"type": "noul"}}}).encode(),
+     ["body", "questions", "q"], "noul"),
+    (json.dumps({"state": "x",
+                 "questions": {"q": {"type": "score", "criteria": {"0": "a", "1": "b"}}}}).encode(),
+     ["body", "questions", "q", "criteria"], "list of 2 to 10"),
+    (json.dumps({"state": "x", "questions": {"q": {"type": "score", "criteria": ["a", None]}}}).encode(),
+     ["body", "questions", "q", "criteria", 1], "string"),
 ])
-def test_bad_systemone_requests(body, status, words):
+def test_bad_systemone_requests_are_422_with_fastapis_detail_list(body, loc, words):
     with running(FakeModel()) as server:
         response = httpx.post(f"{server.url}/v1/systemone", content=body)
-    assert response.status_code == status and words in response.json()["error"]["message"]
+    [detail] = response.json()["detail"]
+    assert response.status_code == 422 and detail["loc"] == loc and words in detail["msg"] and detail["type"]
 
 
 def test_oversized_body_is_413(monkeypatch):
@@ -315,7 +362,40 @@ def test_errors_carry_a_message_the_sdk_reads():
     with running(FakeModel()) as server, client(server) as c:
         with pytest.raises(TypeSafeAPIError) as err:
             c.system_one(state="x", questions={"q": {"type": "box", "instructions": "find"}})
-    assert "'box' is not supported" in str(err.value)
+    assert "'box' is not one of" in str(err.value)
+
+
+# ---------------------------------------------------------------- conformance (jevcompat, issue 16.9)
+
+class HashModel:
+    """Log-probabilities hashed from (prompt, option): deterministic, non-uniform, blind to question ids."""
+    name = MODEL
+    buffer_types = "fake"
+
+    def __init__(self):
+        self.lock = threading.Lock()
+
+    def option_logprobs(self, messages, options):
+        import hashlib
+        def logprob(option):
+            digest = hashlib.sha256(json.dumps([messages, option], ensure_ascii=False).encode()).digest()
+            return -4 * int.from_bytes(digest[:8], "big") / 2 ** 64
+        return {option: logprob(option) for option in options}, 10
+
+
+@pytest.mark.parametrize("key", [None, "s3cret-judge-key"])
+def test_jevcompat_finds_every_must_and_should_met(key):
+    """`jevcompat test` in-process against the real HTTP layer over a fake model (the real-model run and its
+    numbers are in the README)."""
+    from jevcompat import runner
+    with running(HashModel(), api_key=key) as server:
+        report = runner.run(server.url, key=key, timeout=30)
+    failed = {r.id: r.findings[0].message for r in report.results if r.status == "fail"}
+    assert report.verdict == "conformant" and not failed, failed
+    summary = report.summary()
+    assert summary["MUST"]["failed"] == summary["SHOULD"]["failed"] == 0 and not summary["untested_musts"]
+    if key:                                             # the auth requirements are exercised only with a key
+        assert {r.id: r.status for r in report.results}["auth.invalid"] == "pass"
 
 
 # ---------------------------------------------------------------- record (fake judge process, fake notebooks)

@@ -5,7 +5,7 @@ import pytest
 from standins.judge import MODEL, free_port, judge_standin, silent_server, verdict_json
 
 from citecheck import config, judges
-from citecheck.cache import Cache, CacheMiss
+from citecheck.cache import Cache, CacheCorrupted, CacheMiss, request_key
 from citecheck.config import Secrets, Settings
 from citecheck.context import RunContext
 
@@ -45,7 +45,7 @@ class Judge:
         return getattr(self.server.script, name)
 
     def __setattr__(self, name, value):
-        if name in ("content", "status", "raw"):
+        if name in ("content", "status", "raw", "failures"):
             setattr(self.server.script, name, value)
         else:
             super().__setattr__(name, value)
@@ -53,6 +53,14 @@ class Judge:
     @property
     def requests(self):
         return [{"path": r.path, "headers": r.headers, "json": r.json()} for r in self.server.requests]
+
+
+@pytest.fixture(autouse=True)
+def slept(monkeypatch):
+    """The retry delays the judge asked for (no real sleeping in tests)."""
+    delays = []
+    monkeypatch.setattr(judges, "_sleep", delays.append)
+    return delays
 
 
 @pytest.fixture
@@ -132,9 +140,9 @@ def test_valid_answer_is_parsed_and_cached_with_the_answering_model(judge, monke
     ("I think it is supported.", "not JSON"),
     ("[1, 2]", "not a JSON object"),
     (verdict_json("verified", None, 0.5), "label 'verified'"),
-    (verdict_json("supported", None, 1.5), "confidence 1.5"),
+    (verdict_json("supported", None, 1.5), "confidence is 1.5"),
     (json.dumps({"label": "supported", "evidence_quote": 3, "confidence": 0.5}), "evidence_quote"),
-    (json.dumps({"label": "supported", "evidence_quote": None, "confidence": True}), "confidence True"),
+    (json.dumps({"label": "supported", "evidence_quote": None, "confidence": True}), "confidence is True"),
     ("", "not JSON"),
 ])
 def test_malformed_output_becomes_not_found_with_a_reason(judge, monkeypatch, provider, content, why):
@@ -142,6 +150,8 @@ def test_malformed_output_becomes_not_found_with_a_reason(judge, monkeypatch, pr
     out = ask(judge, provider, monkeypatch)
     assert out["label"] == "not_found" and out["evidence_quote"] is None and out["confidence"] == 0.0
     assert out["reason"].startswith("judge_output_invalid") and why in out["reason"]
+    assert len(judge.cache) == 0 and ask(judge, provider, monkeypatch) == out      # never cached: asked again
+    assert len(judge.requests) == 2
 
 
 def test_fenced_json_is_accepted(judge, monkeypatch):
@@ -155,24 +165,29 @@ def test_openai_answer_without_choices_is_invalid_not_a_crash(judge, monkeypatch
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-@pytest.mark.parametrize("status", [401, 500, 503])
-def test_http_errors_raise_judge_unavailable_naming_the_endpoint(judge, monkeypatch, provider, status):
+@pytest.mark.parametrize("status, attempts", [(401, 1), (404, 1), (429, 3), (500, 3), (503, 3)])
+def test_http_errors_raise_judge_unavailable_naming_the_endpoint(judge, monkeypatch, provider, status,
+                                                                 attempts):
     judge.status = status
     with pytest.raises(judges.JudgeUnavailable) as err:
         ask(judge, provider, monkeypatch)
     message = str(err.value)
     assert f"HTTP {status}" in message and judge.url in message and KEY not in message
+    assert len(judge.requests) == attempts and (attempts == 1) == ("attempts" not in message)
     assert len(judge.cache) == 0    # a failure is never recorded
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_timeout_raises_judge_unavailable(judge, monkeypatch, provider):
-    judge.change(judge_timeout=0.3)
+def test_timeout_raises_judge_unavailable_after_the_retries(judge, monkeypatch, provider, slept):
+    judge.change(judge_timeout=0.3, judge_retries=1)
     with silent_server() as silent:
         judge.pointed_at(silent)
-        with pytest.raises(judges.JudgeUnavailable, match="did not answer .ReadTimeout") as err:
+        with pytest.raises(judges.JudgeUnavailable) as err:
             ask(judge, provider, monkeypatch)
-    assert silent in str(err.value) and KEY not in str(err.value)
+    message = str(err.value)
+    assert "timed out after 0.3 s (JUDGE_TIMEOUT) on each of 2 attempts (JUDGE_RETRIES=1" in message
+    assert silent in message and KEY not in message and "did not answer" not in message
+    assert slept == [judges.RETRY_BACKOFF]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -212,3 +227,96 @@ def test_openai_needs_a_key_only_for_the_hosted_endpoint(judge, monkeypatch):
     judge.change(openai_base_url=config.DEFAULTS["OPENAI_BASE_URL"])
     with pytest.raises(config.MissingSetting, match="OPENAI_API_KEY"):
         judges.json_judge("other", PASSAGES, judge.ctx("openai"))
+
+
+# ---------------------------------------------------------------- retries (issue 13.5)
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_429_and_5xx_are_retried_with_backoff_honouring_retry_after(judge, monkeypatch, provider, slept):
+    judge.failures = [(429, {"Retry-After": "0"}), (503, {})]
+    judge.content = verdict_json("supported", PASSAGES[0], 0.9)
+    out = ask(judge, provider, monkeypatch)
+    assert out["label"] == "supported" and len(judge.requests) == 3
+    assert slept == [0.0, 2 * judges.RETRY_BACKOFF]            # Retry-After first, then the doubled backoff
+    assert len(judge.cache) == 1
+
+
+def test_retry_after_as_an_http_date_and_one_too_long_to_wait_for(judge, monkeypatch, slept):
+    import email.utils
+    import time
+    judge.failures = [(503, {"Retry-After": email.utils.formatdate(time.time() + 3, usegmt=True)})]
+    ask(judge, "openai", monkeypatch)
+    assert 0 < slept[0] <= 3
+    judge.failures = [(429, {"Retry-After": "3600"})]
+    with pytest.raises(judges.JudgeUnavailable, match="asked to retry after 3600 s; gave up"):
+        judges.json_judge("another claim", PASSAGES, judge.ctx("openai"))
+
+
+def test_no_retries_when_judge_retries_is_zero(judge, monkeypatch):
+    judge.change(judge_retries=0)
+    judge.failures = [(503, {})]
+    with pytest.raises(judges.JudgeUnavailable, match="on each of 1 attempts"):
+        ask(judge, "openai", monkeypatch)
+    assert len(judge.requests) == 1
+
+
+# ---------------------------------------------------------------- envelopes (issue 16.3, 16.4)
+
+ENVELOPES = [
+    ("openai", {"model": MODEL,
+                "choices": [{"message": {"role": "assistant", "content": {"label": "supported"}}}]},
+     "content is {'label'"),
+    ("openai", {"model": MODEL, "choices": [{"message": {"role": "assistant"}}]}, "content is None"),
+    ("openai", {"model": MODEL, "choices": [{"message": {"content": None, "refusal": "I can't help"}}]},
+     "refused"),
+    ("openai", {"model": MODEL, "choices": [{"message": "text"}]}, "message is 'text'"),
+    ("openai", {"model": MODEL, "choices": "none"}, "choices is 'none'"),
+    ("openai", [], "response body is [], not an object"),
+    ("anthropic", {"model": MODEL, "content": None}, "content is None"),
+    ("anthropic", {"model": MODEL, "content": [{"type": "tool_use", "input": ["x"]}]}, "input is ['x']"),
+    ("anthropic", {"model": MODEL, "content": [{"type": "image"}]}, "no tool call and no text"),
+    ("anthropic", [], "not an object"),
+    ("ollama", {"model": MODEL, "message": "a string"}, "message is 'a string'"),
+    ("ollama", {"model": MODEL, "message": {"content": 7}}, "content is 7"),
+    ("ollama", "plain", "response body is 'plain'"),
+]
+
+
+@pytest.mark.parametrize("provider, body, why", ENVELOPES)
+def test_an_off_contract_envelope_is_invalid_not_a_crash_and_not_cached(judge, monkeypatch, provider, body,
+                                                                        why):
+    judge.raw = json.dumps(body).encode()
+    for _ in range(2):                             # a re-run is the same labelled answer, never a traceback
+        out = ask(judge, provider, monkeypatch)
+        assert out["label"] == "not_found" and out["reason"].startswith("judge_output_invalid")
+        assert why in out["reason"]
+    assert len(judge.cache) == 0 and len(judge.requests) == 2
+
+
+def test_a_lone_surrogate_in_the_evidence_quote_is_off_contract(judge, monkeypatch):
+    judge.content = '{"label": "supported", "evidence_quote": "\\ud800 water", "confidence": 0.9}'
+    assert "evidence_quote" in ask(judge, "openai", monkeypatch)["reason"]
+
+
+def test_a_malformed_entry_an_old_version_cached_is_reported_by_key_and_path(judge, monkeypatch):
+    request = {"messages": judges.json_messages(CLAIM, PASSAGES), "schema": judges.JSON_SCHEMA}
+    key = request_key("judge.json/openai", config.LOCAL_MODEL, request)
+    judge.cache.put(key, {"function": "judge.json/openai", "model": MODEL,
+                          "answer": {"content": {"label": "x"}}})
+    with pytest.raises(CacheCorrupted) as err:
+        ask(judge, "openai", monkeypatch)
+    assert key in str(err.value) and "cache.json" in str(err.value) and not judge.requests
+
+
+# ---------------------------------------------------------------- which model (issue 13.5)
+
+@pytest.mark.parametrize("environ, model", [
+    ({}, config.LOCAL_MODEL),
+    ({"CITECHECK_OFFLINE": "1"}, config.LOCAL_MODEL),
+    ({"OPENAI_API_KEY": "k"}, "gpt-4o-mini"),
+    ({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:8765/v1"}, config.LOCAL_MODEL),
+    ({"OPENAI_API_KEY": "k", "JUDGE_MODEL": "gpt-4.1"}, "gpt-4.1"),
+    ({"ANTHROPIC_API_KEY": "k", "JUDGE_PROVIDER": "anthropic"}, "claude-3-5-haiku-latest"),
+])
+def test_settings_choose_the_json_model_from_what_is_set(environ, model):
+    assert Settings.from_env(environ).judge_model == model

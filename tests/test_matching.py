@@ -1,4 +1,6 @@
 """Quote matching: exact rule, normalisation, near misses on both sides of the threshold."""
+import pytest
+
 from citecheck import matching, sources
 
 DOC = sources.load("data/rfc7519.txt")
@@ -49,3 +51,57 @@ def test_invented_quote_is_missing():
 
 def test_word_diff():
     assert matching.word_diff("a b c d", "a x c d e") == "a [-b-] {+x+} c d {+e+}"
+
+
+def test_a_quote_without_words_is_no_quote():
+    for quote in (".", "\u2014", "-", "“”", "a."):
+        assert matching.locate(quote, DOC, "4.1.4").status == "section-only"
+        assert matching.locate(quote, DOC, None).status == "missing"
+    assert matching.locate("JWT.", DOC, None).status == "missing"                 # 3 letters: not evidence
+    assert matching.locate("JSON Web Token", DOC, None).status == "found"
+    assert matching.has_content("100 °C") and not matching.has_content(". — …")
+
+
+# ---------------------------------------------------------------- bounded work (issue 16.2)
+
+def _altered(n: int) -> str:
+    """A span of section 13.2 with every 7th word changed: a near miss of about n characters."""
+    words, out = normalise_section("13.2").split(), []
+    for i, word in enumerate(words):
+        out.append(word + "x" if i % 7 == 3 else word)
+        if sum(map(len, out)) + len(out) >= n:
+            break
+    return " ".join(out)
+
+
+def normalise_section(key: str) -> str:
+    return matching.normalise(DOC.sections[key].text)
+
+
+def test_a_long_near_miss_is_found_through_the_lcs_alignment():
+    for n in (matching.EXACT_CHARS + 40, 2000):
+        m = matching.locate(_altered(n), DOC, None)
+        assert m.status == "misquoted" and m.section == "13.2" and m.score >= 99
+
+
+def test_a_quote_over_the_cap_is_missing_without_a_near_miss_search(monkeypatch):
+    monkeypatch.setattr(matching, "_aligned", lambda *a: pytest.fail("no near-miss search past the cap"))
+    m = matching.locate("x" * 5_000_001, DOC, "4.1.4", max_chars=5000)
+    assert (m.status, m.score, m.section) == ("missing", None, None)
+    verbatim = normalise_section("13.2")
+    assert len(verbatim) > 2000 and matching.locate(verbatim, DOC, None, max_chars=100).status == "found"
+
+
+def test_the_work_per_quote_is_bounded(monkeypatch):
+    """One alignment per section and at most MAX_EDGES**2 ratios to refine, whatever the quote's length."""
+    from rapidfuzz import fuzz
+    calls = {"ratio": 0}
+    ratio = fuzz.ratio
+
+    def counted(*args, **kwargs):
+        calls["ratio"] += 1
+        return ratio(*args, **kwargs)
+
+    monkeypatch.setattr(matching.fuzz, "ratio", counted)
+    matching.locate(_altered(4000), DOC, None)
+    assert calls["ratio"] <= len(DOC.sections) + matching.MAX_EDGES ** 2 + 1

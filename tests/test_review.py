@@ -14,22 +14,72 @@ DOC = sources.load("data/rfc7519.txt")
 FOUND = matching.Match("found", "4.1.4", "4.1.4")
 
 
+MISQUOTE = matching.Match("misquoted", "4.1.3", "4.1.3", 93.5)
+MISSING = matching.Match("missing", None, "1")
+
+
+# ---------------------------------------------------------------- the gate: its whole truth table
+
+@pytest.mark.parametrize("confidence, threshold, misquoted, auto", [
+    # a model's verdict: confidence >= threshold
+    (0.95, 0.8, False, True), (0.8, 0.8, False, True), (0.7999, 0.8, False, False), (0.0, 0.8, False, False),
+    (0.0, 0.0, False, True),                       # AUTO_ACCEPT=0 accepts every verdict, a guarded one too
+    # no model asked (a dead link, a PDF, a fabricated quote): automatic
+    (None, 0.8, False, True), (None, 0.0, False, True),
+    # AUTO_ACCEPT=1: everything to a person, even 1.0 and even no model asked
+    (1.0, 1.0, False, False), (None, 1.0, False, False), (0.99, 1.0, False, False),
+    # a misquote: never automatic
+    (1.0, 0.8, True, False), (0.99, 0.0, True, False), (None, 0.5, True, False),
+])
+def test_the_gate(confidence, threshold, misquoted, auto):
+    assert review.gate(confidence, threshold, misquoted=misquoted) is auto
+
+
 @pytest.mark.parametrize("match, answer, threshold, expected", [
-    (matching.Match("missing", None, "1"), None, 0.8,
-     {"relation": None, "confidence": None, "verdict": "fabricated", "auto": True}),
+    (MISSING, None, 0.8, {"relation": None, "confidence": None, "verdict": "fabricated", "auto": True}),
+    (MISSING, None, 1.0, {"relation": None, "confidence": None, "verdict": "fabricated", "auto": False}),
     (FOUND, {"relation": "supports", "confidence": 0.91}, 0.8,
      {"relation": "supports", "confidence": 0.91, "verdict": "verified", "auto": True}),
-    (FOUND, {"relation": "contradicts", "confidence": 0.8}, 0.8,
+    (FOUND, {"relation": "supports", "confidence": 1.0}, 1.0,
+     {"relation": "supports", "confidence": 1.0, "verdict": "verified", "auto": False}),
+    (FOUND, {"relation": "contradicts", "confidence": 0.8}, 0.8,      # a contradiction: gated like any verdict
      {"relation": "contradicts", "confidence": 0.8, "verdict": "contradicted", "auto": True}),
     (FOUND, {"relation": "says_nothing", "confidence": 0.79999}, 0.8,
      {"relation": "says_nothing", "confidence": 0.8, "verdict": "unsupported", "auto": True}),
     (FOUND, {"relation": "says_nothing", "confidence": 0.7}, 0.8,
      {"relation": "says_nothing", "confidence": 0.7, "verdict": "unsupported", "auto": False}),
-    (matching.Match("misquoted", "4.1.3", "4.1.3", 93.5), {"relation": "supports", "confidence": 0.99}, 0.8,
+    (MISQUOTE, {"relation": "supports", "confidence": 0.99}, 0.8,
      {"relation": "supports", "confidence": 0.99, "verdict": "verified", "auto": False}),
 ])
-def test_decide(match, answer, threshold, expected):
+def test_decide_the_source_document_flow(match, answer, threshold, expected):
     assert review.decide(match, answer, threshold) == expected
+
+
+@pytest.mark.parametrize("row, threshold, auto", [
+    ({"label": "supported", "confidence": 0.95}, 0.8, True),
+    ({"label": "contradicted", "confidence": 0.95}, 0.8, True),
+    ({"label": "contradicted", "confidence": 0.6}, 0.8, False),
+    ({"label": "not_found", "confidence": 0.0, "reason": "evidence_quote_not_in_source"}, 0.8, False),
+    ({"label": "unreachable", "confidence": None, "reason": "http_404"}, 0.8, True),
+    ({"label": "unreachable", "confidence": None, "reason": "http_404"}, 1.0, False),
+    ({"label": "supported", "confidence": 1.0}, 1.0, False),
+])
+def test_gated_the_live_web_flow(row, threshold, auto):
+    assert review.gated(row, threshold) == {**row, "auto": auto}
+    assert review.needs_review(row, threshold) is not auto
+
+
+def test_the_queue_is_contradicted_first_then_lowest_confidence():
+    rows = [{"id": "a", "label": "supported", "confidence": 0.5, "auto": False},
+            {"id": "b", "label": "contradicted", "confidence": 0.7, "auto": False},
+            {"id": "c", "label": "not_found", "confidence": 0.0, "auto": False},
+            {"id": "d", "label": "supported", "confidence": 0.95, "auto": True},
+            {"id": "e", "label": "contradicted", "confidence": 0.2, "auto": False},
+            {"id": "f", "label": "unreachable", "confidence": None, "auto": None},   # gate unknown: a person
+            {"id": "g", "verdict": "contradicted", "confidence": 0.4, "auto": False}]   # source-document row
+    assert [r["id"] for r in review.queue(rows)] == ["e", "g", "b", "c", "a", "f"]
+    assert [r["id"] for r in review.queue(rows, threshold=1.0)] == ["e", "g", "b", "c", "a", "d", "f"]
+    assert [r["id"] for r in review.queue(rows, threshold=0.6)] == ["e", "g", "c", "a"]
 
 
 def test_fabricated_quotes_never_reach_the_judge(ctx):

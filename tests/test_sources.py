@@ -85,3 +85,52 @@ def test_citations_file_that_is_not_json(tmp_path):
     path.write_text("[{,]")
     with pytest.raises(ValueError, match=r"c.json is not valid JSON: line 1"):
         sources.load_citations(path)
+
+
+# ---------------------------------------------------------------- text is text (issue 16.5, 16.10)
+
+def test_a_lone_surrogate_rejects_that_citation_only(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text('[{"id": "bad", "claim": "x\\ud800y", "quote": null, "section": "1"},'
+                    ' {"id": "q", "claim": "c", "quote": "\\udfff", "section": "1"},'
+                    ' {"id": "\\ud800", "claim": "c", "quote": null, "section": "1"},'
+                    ' {"id": "ok", "claim": "c", "quote": null, "section": "1"}]', encoding="ascii")
+    good, errors = sources.load_citations(path, sources.load(RFC))
+    assert [c["id"] for c in good] == ["ok"]
+    assert errors == ["citation bad: field 'claim' is not text (a lone surrogate \\ud800 at character 2)",
+                      "citation q: field 'quote' is not text (a lone surrogate \\udfff at character 1)",
+                      "citation '\\ud800': field 'id' is not text (a lone surrogate \\ud800 at character 1)"]
+    "\n".join(errors).encode("utf-8")                   # every message can be printed
+
+
+def test_a_bom_is_accepted_and_undecodable_bytes_name_the_file(tmp_path):
+    path = tmp_path / "c.json"
+    citations = [{"id": "a", "claim": "c", "quote": None, "section": None}]
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(citations).encode())
+    assert [c["id"] for c in sources.load_citations(path)[0]] == ["a"]
+    path.write_bytes(b'[{"id": "a", "claim": "caf\xe9", "quote": null, "section": null}]')
+    with pytest.raises(ValueError, match=r"citations file .*c.json: not UTF-8 text \(byte 0xe9 at offset 26"):
+        sources.load_citations(path)
+    source = tmp_path / "doc.md"
+    source.write_bytes(b"# Title\n\nna\xefve\n")
+    with pytest.raises(ValueError, match=r"source file .*doc.md: not UTF-8 text \(byte 0xef"):
+        sources.load(source, "markdown")
+    source.write_bytes(b"\xef\xbb\xbf# Title\n\nBody.\n")
+    assert list(sources.load(source, "markdown").sections) == ["Title"]
+
+
+def test_duplicate_ids_are_warned_and_both_kept(tmp_path):
+    path = tmp_path / "c.json"
+    citations = [{"id": i, "claim": "c", "quote": None, "section": None} for i in ("a", "b", "a")]
+    path.write_text(json.dumps(citations))
+    loaded = sources.read_citations(path)
+    assert [c["id"] for c in loaded.citations] == ["a", "b", "a"] and not loaded.errors
+    assert loaded.warnings == ["citation a: duplicate id (also citation #1); both are checked"]
+    assert sources.load_citations(path)[1] == loaded.warnings
+
+
+def test_a_citations_file_nested_too_deeply_is_one_error(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="c.json"):
+        sources.load_citations(path)

@@ -2,31 +2,48 @@
 
 Rules:
 - One row per (batch, id, url): the claim, label, reason, confidence, evidence, the judge model, the
-  Crawlbase rid ('' when no page was stored, e.g. a skipped PDF or a direct fetch) and the UTC time;
-  the columns are `vocabulary.AuditRow`'s fields.
+  Crawlbase rid ('' when no page was stored, e.g. a skipped PDF or a direct fetch), the UTC time, the
+  gate's `auto`, and the passages the judge read (a JSON list); the columns are `vocabulary.AuditRow`'s
+  fields. `batch` writes its batch's name; `verify` writes batch `verify`, `/verify` batch `api` and
+  `check` batch `check:<citations file>`, the first two with the claim's digest as id (`claim_id`).
 - Only the rid is kept: never a storage URL, never a token (every text field passes `config.redact`).
-- Writing the same (batch, id, url) again replaces the row, so a resumed batch never duplicates one.
+- Writing the same (batch, id, url) again replaces the row, so a resumed batch never duplicates one
+  (reviews of the old verdict are kept: they name the `decided_at` they reviewed, `audit.reviews`).
 - Opening a DB applies the migrations it lacks (an old DB is upgraded in place, losing nothing).
+- A server writes through one `Writer` thread (one connection), so concurrent requests never race.
 """
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
 import sqlite3
 from pathlib import Path
 
 from .. import config
-from ..vocabulary import AuditRow
+from ..vocabulary import WEB, AuditRow
 from . import migrations
+from .writer import Writer
+
+__all__ = ["COLUMNS", "KEY", "Writer", "claim_id", "connect", "decided", "set_auto", "utc_now",
+           "write_citation"]
 
 COLUMNS = AuditRow.field_names()
 KEY = ("batch", "id", "url")
+VERIFY_BATCH, API_BATCH, CHECK_BATCH = "verify", "api", "check:"
+"""The batch names of citations audited by `verify`, by `/verify`, and (a prefix) by `check`."""
+
+
+def claim_id(claim: str) -> str:
+    """The id of a claim verified on its own (no batch id): the first 16 hex digits of its sha256."""
+    return hashlib.sha256(claim.encode("utf-8")).hexdigest()[:16]
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
     """Open (create, migrate) the audit DB at `path`; a path that cannot be opened names itself."""
     path = Path(path)
     try:
-        conn = sqlite3.connect(str(path))
+        conn = sqlite3.connect(str(path), timeout=30)
         migrations.migrate(conn, str(path))
     except sqlite3.Error as exc:
         raise OSError(f"audit DB {path} cannot be opened: {exc}") from None
@@ -35,21 +52,31 @@ def connect(path: str | Path) -> sqlite3.Connection:
 
 
 def utc_now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The UTC time to the microsecond: a verdict's decided_at is also its version (a review names it)."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _clean(value):
     return config.redact(value) if isinstance(value, str) else value
 
 
+def _passages(value) -> str | None:
+    """The passages the judge read, as the JSON text the column holds (a list is encoded)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(list(value), ensure_ascii=False) if value else None
+
+
 def write_citation(conn: sqlite3.Connection, batch: str, item_id: str, claim: str, citation: dict,
                    model: str = "") -> dict:
-    """Write one decided citation (committed at once, so a kill loses at most the ones in flight)."""
-    row = AuditRow(batch=batch, id=item_id, claim=claim, url=citation["url"], label=citation["label"],
-                   reason=citation.get("reason"), confidence=citation.get("confidence"),
-                   evidence_quote=citation.get("evidence_quote"), final_url=citation.get("final_url"),
-                   original_status=citation.get("original_status"), rid=citation.get("rid") or "",
-                   model=model, decided_at=utc_now()).to_dict()
+    """Write one decided citation (committed at once, so a kill loses at most the ones in flight).
+
+    `citation` holds a CitationRow's keys, optionally `passages` (a list) and, for a source-document
+    row, `flow`, `section`, `status` and `quote`."""
+    row = AuditRow.from_dict({**citation, "batch": batch, "id": item_id, "claim": claim,
+                              "rid": citation.get("rid") or "", "model": model, "decided_at": utc_now(),
+                              "flow": citation.get("flow") or WEB,
+                              "passages": _passages(citation.get("passages"))}).to_dict()
     row = {key: _clean(value) for key, value in row.items()}
     names = ", ".join(COLUMNS)
     marks = ", ".join("?" for _ in COLUMNS)
@@ -61,7 +88,22 @@ def write_citation(conn: sqlite3.Connection, batch: str, item_id: str, claim: st
     return row
 
 
+def _row(record: sqlite3.Row) -> dict:
+    row = dict(record)
+    if row.get("auto") is not None:
+        row["auto"] = bool(row["auto"])
+    return row
+
+
 def decided(conn: sqlite3.Connection, batch: str) -> dict[tuple[str, str], dict]:
     """The rows already decided in `batch`, keyed by (id, url)."""
-    rows = conn.execute("SELECT * FROM citations WHERE batch = ?", (batch,)).fetchall()
-    return {(r["id"], r["url"]): dict(r) for r in rows}
+    rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM citations WHERE batch = ?", (batch,)).fetchall()
+    return {(r["id"], r["url"]): _row(r) for r in rows}
+
+
+def set_auto(conn: sqlite3.Connection, batch: str, item_id: str, url: str, auto: bool) -> None:
+    """Record the gate's decision again (a resumed batch under another AUTO_ACCEPT): the verdict and its
+    decided_at stay, so reviews of it stay current."""
+    with conn:
+        conn.execute("UPDATE citations SET auto = ? WHERE batch = ? AND id = ? AND url = ?",
+                     (auto, batch, item_id, url))

@@ -52,6 +52,37 @@ CREATE TABLE IF NOT EXISTS citations (
 )""")
 
 
+@migration
+def m002_gate_and_evidence(conn: sqlite3.Connection) -> None:
+    """citations: the gate's decision and what the judge read; source-document rows"""
+    for column in ("auto INTEGER",                    # 1 accepted, 0 to a person, NULL decided before this
+                   "flow TEXT NOT NULL DEFAULT 'web'",  # web | source (vocabulary.FLOWS)
+                   "section TEXT", "status TEXT", "quote TEXT",   # source-document rows only
+                   "passages TEXT"):                 # JSON list of the passages shown to the judge
+        conn.execute(f"ALTER TABLE citations ADD COLUMN {column}")
+
+
+@migration
+def m003_reviews(conn: sqlite3.Connection) -> None:
+    """reviews: a person's decisions on citations, every one kept"""
+    conn.execute("""
+CREATE TABLE reviews (
+    review_id    INTEGER PRIMARY KEY AUTOINCREMENT,
+    batch        TEXT NOT NULL,
+    id           TEXT NOT NULL,
+    url          TEXT NOT NULL,
+    decided_at   TEXT NOT NULL,      -- the verdict reviewed: citations.decided_at when it was shown
+    judged_label TEXT NOT NULL,      -- the label the reviewer was shown
+    action       TEXT NOT NULL CHECK (action IN ('confirm', 'correct')),
+    label        TEXT NOT NULL,      -- the reviewer's label (the judged one for a confirmation)
+    note         TEXT,
+    reviewer     TEXT NOT NULL,
+    reviewed_at  TEXT NOT NULL,
+    replaces     INTEGER REFERENCES reviews (review_id)   -- the earlier review this one supersedes
+)""")
+    conn.execute("CREATE INDEX reviews_by_citation ON reviews (batch, id, url, review_id)")
+
+
 LATEST = len(MIGRATIONS)
 
 

@@ -10,8 +10,10 @@ Rules:
   reason is transient (`vocabulary.TRANSIENT`: the crawl or the judge could not be reached) is
   tried again.
 - At most BATCH_CONCURRENCY citations are in flight (`batch.pool`), or, with --cluster, outside calls
-  across the cluster's workers (`batch.cluster`); rows are written by the calling thread only. The CSV
-  report is `batch.report_csv`.
+  across the cluster's workers (`batch.cluster`); rows are written by the calling thread only. The CSV report is `batch.report_csv`; `--report` writes the HTML one (`report_html`).
+- Every row carries the gate's `auto` (`review.gated`, at `threshold`: None means the context's
+  AUTO_ACCEPT); a row read back from the journal is gated again, and its `auto` updated in the journal
+  when AUTO_ACCEPT changed. The audit row also keeps the passages the judge read.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from typing import Callable
 from .. import audit, config
 from ..aggregate import overall
 from ..context import RunContext
+from ..review import gated
 from ..vocabulary import LABELS, NOT_FOUND, BatchRow, CitationRow, is_transient
 from .claims import Claim, Parsed, parse_lines, read_claims
 from .pool import run_pool
@@ -54,9 +57,10 @@ def _setting_errors() -> tuple[type[BaseException], ...]:
     return (CacheError, config.MissingSetting, CrawlbaseRejected)
 
 
-def check_one(verify: Verify, claim: str, url: str) -> dict:
-    """One citation -> a CitationRow dict. An unexpected failure, or an answer without a known label,
-    becomes not_found / check_failed (the detail goes to the log, the row carries the bare code)."""
+def check_one(verify: Verify, claim: str, url: str, threshold: float) -> dict:
+    """One citation -> a gated CitationRow dict, plus the `passages` the judge read when `verify` says.
+    An unexpected failure, or an answer without a known label, becomes not_found / check_failed (the
+    detail goes to the log, the row carries the bare code)."""
     try:
         result = dict(verify(claim, url))
         if result.get("label") not in LABELS:
@@ -66,7 +70,8 @@ def check_one(verify: Verify, claim: str, url: str) -> dict:
     except Exception as exc:         # noqa: BLE001 - one citation's failure must not stop the batch
         log.warning("%s", config.redact(f"{url}: check failed: {type(exc).__name__}: {exc}"))
         result = {"label": NOT_FOUND, "reason": "check_failed"}
-    return CitationRow.from_dict({**result, "url": url}).to_dict()
+    row = gated(CitationRow.from_dict({**result, "url": url}).to_dict(), threshold)
+    return {**row, "passages": result.get("passages")}
 
 
 def _fresh(row: dict | None, claim: Claim, model: str) -> bool:
@@ -82,27 +87,41 @@ def _progress(total: int, show: bool):
 
 def run_batch(path: str | Path, ctx: RunContext, *, batch: str | None = None, db: str | Path | None = None,
               verify: Verify | None = None, concurrency: int | None = None,
-              progress: bool = False, cluster: str | None = None) -> BatchResult:
+              progress: bool = False, threshold: float | None = None, cluster: str | None = None) -> BatchResult:
     """Read the JSONL file and check it as batch `batch` (default: the file name without extension)."""
     parsed = read_claims(path)
     return check_claims(parsed.claims, ctx, batch=batch or Path(path).stem, db=db, verify=verify,
-                        concurrency=concurrency, progress=progress, problems=parsed.problems, cluster=cluster)
+                        concurrency=concurrency, progress=progress, problems=parsed.problems,
+                        threshold=threshold, cluster=cluster)
+
+
+def _regate(conn, batch: str, rows: dict, redo: set, threshold: float) -> None:
+    """Gate the read-back rows (all but `redo`) at this run's threshold; record an `auto` that changed."""
+    for (item_id, url), row in list(rows.items()):
+        if (item_id, url) in redo:
+            continue
+        again = gated(row, threshold)
+        if again["auto"] != row.get("auto"):
+            audit.set_auto(conn, batch, item_id, url, again["auto"])
+            rows[(item_id, url)] = again
 
 
 def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | Path | None = None,
                  verify: Verify | None = None, concurrency: int | None = None,
                  progress: bool = False, problems: list[str] | None = None,
-                 cluster: str | None = None) -> BatchResult:
+                 threshold: float | None = None, cluster: str | None = None) -> BatchResult:
     """Check every citation not already decided in `batch`; rows come back in input order. `cluster`
     (local:N or tcp://HOST:PORT) checks them on Dask workers (`batch.cluster`), else in threads."""
+    threshold = ctx.settings.auto_accept if threshold is None else threshold
     concurrency = concurrency or ctx.settings.batch_concurrency
     model = ctx.settings.judge_model
-    conn = audit.connect(db if db is not None else ctx.settings.audit_db)
+    conn = audit.connect(db if db is not None else ctx.settings.journal)
     try:
         rows = audit.decided(conn, batch)
         todo = [(c, url) for c in claims for url in c.urls if not _fresh(rows.get((c.id, url)), c, model)]
+        _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
         with _progress(len(todo), progress) as bar:
-            for (c, url), result in _runner(todo, ctx, verify, concurrency, cluster):
+            for (c, url), result in _runner(todo, ctx, verify, concurrency, threshold, cluster):
                 rows[(c.id, url)] = audit.write_citation(conn, batch, c.id, c.claim, result, model)
                 bar.update()
     finally:
@@ -115,16 +134,17 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
     return BatchResult(out, list(problems or []), len(out) - len(todo), len(todo), counts(out))
 
 
-def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int, cluster: str | None):
+def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int, threshold: float,
+            cluster: str | None):
     """(item, row) pairs as citations finish: on the cluster, or in this process's threads."""
     if cluster:
         from .cluster import run_cluster
-        return run_cluster(todo, ctx, cluster, concurrency, verify)
+        return run_cluster(todo, ctx, cluster, concurrency, threshold, verify)
     if verify is None:
         from ..verify import verify_citation
         def verify(claim: str, url: str) -> dict:
-            return verify_citation(claim, url, ctx)
-    return run_pool(lambda item: check_one(verify, item[0].claim, item[1]), todo, concurrency)
+            return verify_citation(claim, url, ctx, threshold, with_passages=True)
+    return run_pool(lambda item: check_one(verify, item[0].claim, item[1], threshold), todo, concurrency)
 
 
 # ---------------------------------------------------------------- CLI
@@ -137,6 +157,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--db", help="audit DB path (default: AUDIT_DB, audit.db)")
     parser.add_argument("--cluster", metavar="local:N|tcp://HOST:PORT",
                         help="check on Dask workers: N local worker processes, or a running scheduler")
+    parser.add_argument("--report", metavar="FILE.html", help="write one self-contained HTML report "
+                        "(summary, plots, the review queue, every row) to this file")
 
 
 def run(args, ctx: RunContext) -> int:
@@ -149,8 +171,9 @@ def run(args, ctx: RunContext) -> int:
     if args.cluster:
         from .cluster import parse
         parse(args.cluster)                                # a bad spec is one line before any work
-    result = check_claims(parsed.claims, ctx, batch=args.batch or Path(args.file).stem, db=args.db,
-                          progress=True, problems=parsed.problems, cluster=args.cluster)
+    threshold, name = ctx.settings.auto_accept, args.batch or Path(args.file).stem
+    result = check_claims(parsed.claims, ctx, batch=name, db=args.db, progress=True, problems=parsed.problems,
+                          threshold=threshold, cluster=args.cluster)
     if result.reused:
         print(f"citecheck batch: resumed: {result.reused} citation(s) already decided in this batch "
               "were read back from the audit DB", file=sys.stderr)
@@ -158,4 +181,7 @@ def run(args, ctx: RunContext) -> int:
         print(line)
     if args.out:
         write_csv(result.rows, args.out)
+    if args.report:
+        from ..report_html import write_report
+        write_report(result.rows, args.report, batch=name, threshold=threshold, problems=parsed.problems)
     return 1 if parsed.problems else 0

@@ -2,7 +2,8 @@
 
 Rules:
 - Blank lines are skipped silently; a malformed line (not UTF-8, not JSON, a missing or mistyped
-  field, a duplicate id) is reported as "line N: ..." and skipped, the other lines still run.
+  field, a string that is not text, no URL at all, a duplicate id) is reported as "line N: ..." and
+  skipped, the other lines still run. A UTF-8 byte-order mark before line 1 is dropped.
 - A URL listed twice on one line is checked once (noted, not an error).
 """
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..text import not_text, strip_bom
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,11 @@ def _problem(obj) -> str | None:
     urls = obj["urls"]
     if not isinstance(urls, list) or not all(isinstance(u, str) and u.strip() for u in urls):
         return '"urls" must be a list of URL strings'
+    if not urls:
+        return '"urls" is empty: the claim cites nothing to check'
+    for key, value in (("id", obj["id"]), ("claim", obj["claim"]), *(("urls", u) for u in urls)):
+        if isinstance(value, str) and not_text(value):
+            return f'"{key}" is not text ({not_text(value)})'
     return None
 
 
@@ -52,7 +60,7 @@ def parse_lines(lines: list[bytes]) -> Parsed:
     first_line: dict[str, int] = {}
     for number, raw in enumerate(lines, 1):
         try:
-            text = raw.decode("utf-8")
+            text = (strip_bom(raw) if number == 1 else raw).decode("utf-8")
         except UnicodeDecodeError:
             problems.append(f"line {number}: not UTF-8 text")
             continue

@@ -5,8 +5,8 @@ Rules:
   threads and the run's secrets in its environment; `tcp://HOST:PORT` uses a running scheduler, whose
   workers must have the secrets in their own environment. A scheduler that does not answer within
   CONNECT_TIMEOUT seconds is one error naming the address.
-- A task is one citation, checked by `check_one` on a worker in a context rebuilt there from the
-  settings. Settings pickle with their secrets as "read them from the environment where I land", so no
+- A task is one citation, checked and gated by `check_one` on a worker in a context rebuilt there from
+  the settings. Settings pickle with their secrets as "read them from the environment where I land", so no
   task holds a key. MiniLM (and the passage vectors it has made) load once per worker process.
 - The driver is the only writer, of the audit DB and of the cache store alike. Workers read the store
   and the export at the run's paths (one machine, or a shared filesystem) and write neither: what a task
@@ -38,6 +38,7 @@ from .. import config
 from ..cache import OFF, Cache, checked
 from ..config import Settings
 from ..context import RunContext, open_cache
+from ..review import gated
 from ..vocabulary import NOT_FOUND, CitationRow
 
 CONNECT_TIMEOUT = 10.0
@@ -153,7 +154,8 @@ def _worker_cache(settings: Settings) -> tuple[Cache, collections.OrderedDict]:
         return _worker_caches[key]
 
 
-def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str) -> tuple[dict, list]:
+def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
+                    threshold: float) -> tuple[dict, list]:
     """One citation on a worker -> (its row, the cache entries it recorded)."""
     from . import check_one
     base, recent = _worker_cache(settings)
@@ -162,22 +164,23 @@ def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str)
 
     def pipeline(claim: str, url: str) -> dict:
         from ..verify import verify_citation
-        return verify_citation(claim, url, ctx)
+        return verify_citation(claim, url, ctx, threshold, with_passages=True)
     _limit.semaphore = semaphore
     try:
-        return check_one(verify or pipeline, claim, url), list(cache.recorded.items())
+        return check_one(verify or pipeline, claim, url, threshold), list(cache.recorded.items())
     finally:
         _limit.semaphore = None
 
 
 # ---------------------------------------------------------------- on the driver
 
-def worker_lost(url: str) -> dict:
+def worker_lost(url: str, threshold: float) -> dict:
     """The row of a citation whose workers kept dying (transient: a resumed batch checks it again)."""
-    return CitationRow(url=url, label=NOT_FOUND, reason="worker_lost").to_dict()
+    return {**gated(CitationRow(url=url, label=NOT_FOUND, reason="worker_lost").to_dict(), threshold),
+            "passages": None}
 
 
-def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int,
+def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, threshold: float,
                 verify: Callable | None = None) -> Iterator[tuple]:
     """Yield (item, row) for each (claim, url) item as the cluster finishes it (module rules); the
     entries each task recorded are written to ctx.cache first."""
@@ -192,7 +195,7 @@ def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int,
 
         def submit(item) -> None:
             future = client.submit(check_on_worker, settings, semaphore, verify, item[0].claim, item[1],
-                                   pure=False, key=f"citation-{uuid.uuid4().hex}")
+                                   threshold, pure=False, key=f"citation-{uuid.uuid4().hex}")
             futures[future] = item
             finished.add(future)
         for item in itertools.islice(queue, ahead):
@@ -202,7 +205,7 @@ def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int,
             try:
                 row, recorded = future.result()
             except KilledWorker:
-                row, recorded = worker_lost(item[1]), []
+                row, recorded = worker_lost(item[1], threshold), []
             future.release()
             ctx.cache.put_many(recorded)
             yield item, row

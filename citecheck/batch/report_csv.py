@@ -3,6 +3,9 @@
 Rules:
 - Written to a temp file and renamed, so a kill never leaves half a report.
 - Every cell passes `config.redact`; None is an empty cell.
+- A text cell starting with =, +, -, @, a tab or a carriage return (a claim or an evidence quote taken
+  from a page) is prefixed with a single quote, OWASP's rule against CSV formula injection, so a
+  spreadsheet shows it as text instead of running it. Numbers are written as they are.
 """
 from __future__ import annotations
 
@@ -15,6 +18,17 @@ from .. import config
 from ..vocabulary import BatchRow
 
 CSV_COLUMNS = BatchRow.field_names()
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(value) -> str:
+    """One CSV cell: empty for None, numbers as they are, text redacted and formula-neutralised."""
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    text = config.redact(str(value))
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def write_csv(rows: list[dict], path: str | Path) -> None:
@@ -26,8 +40,7 @@ def write_csv(rows: list[dict], path: str | Path) -> None:
             writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
             writer.writeheader()
             for row in rows:
-                writer.writerow({k: "" if row[k] is None else config.redact(str(row[k]))
-                                 for k in CSV_COLUMNS})
+                writer.writerow({k: cell(row[k]) for k in CSV_COLUMNS})
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

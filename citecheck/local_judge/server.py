@@ -3,9 +3,11 @@
 `python -m citecheck judge-server [--host 127.0.0.1] [--port 8765] [--fetch-model]`
 
 Endpoints (loopback only unless --allow-remote):
-- POST /v1/systemone: typesafe-sdk's wire format. `choice` questions are answered from the model's
-  next-token distribution over the option words (see `local_judge.readout`), `noul` questions as a
-  choice between "yes" and "no" (noul = P(yes)); other question types are answered 422.
+- POST /v1/systemone: typesafe-sdk's wire format (`local_judge.systemone`; `jevcompat test` passes every
+  MUST). `choice` questions are answered from the model's next-token distribution over the option words
+  (see `local_judge.readout`), `noul` questions as a choice between "yes" and "no" (noul = P(yes)),
+  `score` questions as a choice between the level numbers (score = the expected level); `model` may be
+  the served name or `jev-latest`.
 - POST /v1/chat/completions: OpenAI's wire format; `response_format` json_schema / json_object
   constrains generation with a grammar; temperature 0 is greedy.
 - GET /v1/models (both clients' shapes in one body), GET /health (model, calibration, the CPU buffer
@@ -13,9 +15,12 @@ Endpoints (loopback only unless --allow-remote):
 A choice question whose wording has fitted offsets in data/judge_calibration.json (written by
 scripts/eval_judge.py --write-calibration; --no-calibration turns them off) is read out calibrated.
 Request bodies may be zstd-compressed (`Content-Encoding: zstd`, as typesafe-sdk sends them).
-Errors are JSON `{"error": {"message", "type", "code"}}` with 400 (malformed), 401 (wrong key),
-404 (unknown path or model), 413 (too large), 415 (unknown encoding), 422 (valid JSON the judge
-cannot answer) or 500; both SDKs read the message from that body.
+Errors are JSON in the shape of the endpoint's own API: on /v1/chat/completions OpenAI's
+`{"error": {"message", "type", "code"}}` with 400 (malformed), 404 (unknown model), 422 (valid JSON
+the judge cannot answer); everywhere else Jev's: 422 `{"detail": [{"loc", "msg", "type"}]}` for a
+request that breaks the wire contract (not JSON included), otherwise `{"detail": {"error_type",
+"message"}}` with 401 (wrong key), 404 (unknown path or model), 411, 413 (too large), 415 (unknown
+encoding) or 500. Both SDKs read the message from these bodies.
 
 Why our own server, not `jev-compatible-server` 0.1.1 wrapped: its llama.cpp backend reads
 `scores[-1]`, an unfilled row of llama-cpp-python's preallocated buffer (so every answer is
@@ -39,7 +44,6 @@ import sys
 import threading
 import time
 import uuid
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,7 +51,7 @@ from typing import Any, Protocol
 from .. import calibration as calibration_file
 from .. import config
 from ..context import RunContext
-from . import prompts, readout, weights
+from . import systemone, weights
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -84,9 +88,23 @@ def _call_model(backend: Backend, method: str, *args, **kwargs):
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, kind: str = "invalid_request_error"):
+    """An error answer. `status` is the OpenAI endpoint's; on Jev's endpoint a `validation` error is 422."""
+
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error", *,
+                 validation: bool = False, loc: list | None = None):
         super().__init__(message)
         self.status, self.message, self.kind = status, message, kind
+        self.validation, self.loc = validation, loc or []
+
+    def jev(self) -> tuple[int, dict]:
+        """(status, body) in Jev's shapes: validation errors as FastAPI's detail list, others with
+        detail.error_type."""
+        if self.validation:
+            return 422, {"detail": [{"loc": ["body", *self.loc], "msg": self.message, "type": self.kind}]}
+        return self.status, {"detail": {"error_type": self.kind, "message": self.message}}
+
+    def openai(self) -> tuple[int, dict]:
+        return self.status, {"error": {"message": self.message, "type": self.kind, "code": self.status}}
 
 
 # ---------------------------------------------------------------- request validation
@@ -98,52 +116,23 @@ def _check_model(body: dict, backend: Backend) -> None:
                        "model_not_found")
 
 
-def _question(name: str, raw: Any) -> tuple[str, Any, dict[str, Any]]:
-    """(type, instructions, criteria as {option: description}) of one wire question, or 422."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
-        raise ApiError(422, f"questions.{name}: a question is an object with a string 'type'")
-    kind, instructions = raw["type"], raw.get("instructions")
-    if kind == "choice":
-        criteria = raw.get("criteria")
-        if not isinstance(criteria, dict) or not criteria:
-            raise ApiError(422, f"questions.{name}.criteria: a choice needs a non-empty object of options")
-        if any(not label.strip() for label in criteria):
-            raise ApiError(422, f"questions.{name}.criteria: option names must not be blank")
-        return kind, instructions, dict(criteria)
-    if kind == "noul":
-        criteria = raw.get("criteria")
-        if criteria is not None and not isinstance(criteria, dict):
-            raise ApiError(422, f"questions.{name}.criteria: must be an object with 'true' / 'false'")
-        if instructions is None and not any((criteria or {}).values()):
-            raise ApiError(422, f"questions.{name}: a noul needs instructions or a described outcome")
-        return kind, instructions, prompts.noul_criteria(criteria)
-    raise ApiError(422, f"questions.{name}: question type {kind!r} is not supported by the local judge "
-                        "(it answers 'choice' and 'noul')")
-
-
 def answer_systemone(backend: Backend, body: Any, calibration: dict[str, dict[str, float]]) -> dict:
-    """The Jev System One response for one request body."""
-    if not isinstance(body, dict):
-        raise ApiError(400, "the request body must be a JSON object")
-    _check_model(body, backend)
-    if body.get("state") is None:
-        raise ApiError(422, "state is required")
-    if "assets" in body:
-        raise ApiError(422, "assets (images) are not supported by the local judge")
-    questions = body.get("questions")
-    if not isinstance(questions, dict) or not questions:
-        raise ApiError(422, "questions must be a non-empty object of named questions")
-    parsed = {name: _question(name, raw) for name, raw in questions.items()}
+    """The Jev System One response for one request body (rules: `local_judge.systemone`)."""
+    try:
+        parsed = systemone.parse(body, backend.name)
+    except systemone.UnknownModel as exc:
+        raise ApiError(404, str(exc), "not_found") from None
+    except systemone.Invalid as exc:
+        raise ApiError(422, exc.msg, exc.kind, validation=True, loc=exc.loc) from None
+
+    def logprobs_of(messages: list[dict], options: list[str]):
+        return _call_model(backend, "option_logprobs", messages, options)
+
     answers, input_tokens = {}, 0
-    for name, (kind, instructions, criteria) in parsed.items():
-        messages = prompts.choice_messages(body["state"], instructions, criteria)
-        logprobs, n_prompt = _call_model(backend, "option_logprobs", messages, list(criteria))
-        input_tokens += n_prompt
-        if kind == "noul":
-            answers[name] = {"type": "noul", "noul": readout.readout(logprobs)["probabilities"]["yes"]}
-        else:
-            offsets = calibration.get(calibration_file.question_key(instructions, criteria))
-            answers[name] = {"type": "choice", **readout.readout(logprobs, offsets)}
+    for qid, (kind, instructions, criteria) in parsed.items():
+        answers[qid], tokens = systemone.answer(body["state"], kind, instructions, criteria, logprobs_of,
+                                                calibration)
+        input_tokens += tokens
     return {"model": backend.name, "usage": {"input_tokens": input_tokens, "output_tokens": len(parsed)},
             "answers": answers}
 
@@ -268,8 +257,8 @@ class JudgeHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.log_message("client disconnected before the %d answer was sent", status)
 
-    def _error(self, error: ApiError) -> None:
-        self._send(error.status, {"error": {"message": error.message, "type": error.kind, "code": error.status}})
+    def _error(self, error: ApiError, path: str) -> None:
+        self._send(*(error.openai() if path == "/v1/chat/completions" else error.jev()))
 
     def _authorised(self) -> bool:
         if self.server.api_key is None:
@@ -292,15 +281,16 @@ class JudgeHandler(BaseHTTPRequestHandler):
             try:
                 raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
             except zstandard.ZstdError:
-                raise ApiError(400, "body is not valid zstd") from None
+                raise ApiError(400, "body is not valid zstd", "invalid_encoding") from None
             if len(raw) > MAX_BODY:
                 raise ApiError(413, f"decompressed body over {MAX_BODY} bytes")
         elif encoding not in ("identity", ""):
             raise ApiError(415, f"Content-Encoding {encoding!r} is not supported (use zstd or none)")
         try:
             return json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ApiError(400, f"body is not valid JSON ({type(exc).__name__})") from None
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise ApiError(400, f"body is not valid JSON ({type(exc).__name__})", "json_invalid",
+                           validation=True, loc=[getattr(exc, "pos", 0)]) from None
 
     def _route(self, method: str) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
@@ -322,10 +312,10 @@ class JudgeHandler(BaseHTTPRequestHandler):
                 return self._send(200, answer_systemone(backend, body, self.server.calibration))
             return self._send(200, answer_chat(backend, body))
         except ApiError as error:
-            self._error(error)
+            self._error(error, path)
         except Exception as exc:   # a model failure must still answer, not drop the connection
             self.log_message("internal error: %s: %s", type(exc).__name__, exc)
-            self._error(ApiError(500, f"the local judge failed: {type(exc).__name__}", "server_error"))
+            self._error(ApiError(500, f"the local judge failed: {type(exc).__name__}", "server_error"), path)
 
     def do_GET(self) -> None:   # noqa: N802 - stdlib naming
         self._route("GET")

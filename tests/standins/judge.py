@@ -2,7 +2,8 @@
 
 One server answers every wire format: OpenAI chat completions (`…/chat/completions`), Anthropic
 messages (`/v1/messages`) and Ollama chat (`/api/chat`). `server.script` says what the model
-"writes": `content` (text, or a function of the request body), `status`, or a literal `raw` body.
+"writes": `content` (text, or a function of the request body), `status`, or a literal `raw` body;
+`failures` is a queue of (status, headers) answered first, one per request (429/5xx then recovery).
 `silent_server()` accepts connections and never answers (timeouts).
 """
 from __future__ import annotations
@@ -53,8 +54,12 @@ class Script:
         self.content = verdict_json()
         self.status = 200
         self.raw: bytes | None = None
+        self.failures: list[tuple[int, dict]] = []
 
     def __call__(self, request: Recorded):
+        if self.failures:
+            status, headers = self.failures.pop(0)
+            return status, headers, {"error": {"message": f"stand-in failure {status}"}}
         if self.raw is not None:
             return self.status, {"Content-Type": "application/json"}, self.raw
         if self.status != 200:

@@ -1,0 +1,115 @@
+"""calibrate on hand-checked labels: the split, the threshold chosen on tune, the report half's precision with
+its intervals, the review share, AUTO_ACCEPT=1 with its reason, and too few labels."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from citecheck import audit, calibrate
+from citecheck.audit import reviews
+from citecheck.paths import ROOT
+
+# (confidence, the reviewer agreed) by hand. Tune: at 0.6, 10 accepted and 9 right (0.97 is wrong) = 0.90,
+# the first threshold with >= 10 accepted reaching 0.9 (at 0.5: 11 accepted, 9 right = 0.818).
+TUNE = [(0.2, False), (0.3, False), (0.4, True), (0.5, False), (0.6, True), (0.7, True), (0.75, True),
+        (0.8, True), (0.85, True), (0.9, True), (0.92, True), (0.95, True), (0.97, False), (0.99, True)]
+# Report at 0.6: 9 accepted (0.65 ... 1.0), 8 right (0.8 is wrong) = 0.889; 3 of 12 to review.
+REPORT = [(0.1, False), (0.35, True), (0.55, False), (0.65, True), (0.7, True), (0.8, False), (0.85, True),
+          (0.9, True), (0.93, True), (0.96, True), (0.98, True), (1.0, True)]
+TUNE_IDS = ["r03", "r04", "r05", "r06", "r08", "r10", "r13", "r15", "r16", "r17", "r18", "r19", "r20", "r21"]
+REPORT_IDS = ["r01", "r02", "r07", "r09", "r11", "r12", "r14", "r22", "r27", "r28", "r29", "r30"]
+
+
+def key(item_id: str) -> dict:
+    return {"batch": "hand", "id": item_id, "url": f"http://h/{int(item_id[1:])}"}
+
+
+def labelled_db(path, tune=TUNE, report=REPORT, extras=True):
+    """The hand-checked rows, reviewed; plus (extras) 4 unreviewed rows and a reviewed misquote."""
+    conn = audit.connect(path)
+    for item_id, (confidence, agreed) in [*zip(TUNE_IDS, tune), *zip(REPORT_IDS, report)]:
+        row = audit.write_citation(conn, "hand", item_id, "claim", {
+            "url": key(item_id)["url"], "label": "supported", "confidence": confidence, "auto": confidence >= 0.8})
+        reviews.record(conn, reviews.Decision(
+            "hand", item_id, row["url"], row["decided_at"], None, "confirm" if agreed else "correct",
+            None if agreed else "not_found", "", "Ann"), audit.utc_now())
+    if extras:
+        for item_id, citation in [("u1", {"confidence": 0.3}), ("u2", {"confidence": 0.7}),
+                                  ("u3", {"confidence": None, "label": "unreachable", "reason": "http_404"}),
+                                  ("u4", {"confidence": 0.95, "flow": "source", "status": "misquoted"}),
+                                  ("m1", {"confidence": 0.99, "flow": "source", "status": "misquoted"})]:
+            row = audit.write_citation(conn, "hand", item_id, "claim",
+                                       {"url": "doc.txt", "label": "verified", **citation})
+        reviews.record(conn, reviews.Decision("hand", "m1", "doc.txt", row["decided_at"], None, "correct",
+                                              "unsupported", "", "Ann"), audit.utc_now())
+    return conn
+
+
+def test_the_split_is_a_fixed_rule_of_the_key():
+    assert [calibrate.split_of(key(i)) for i in TUNE_IDS] == ["tune"] * 14
+    assert [calibrate.split_of(key(i)) for i in REPORT_IDS] == ["report"] * 12
+
+
+def test_calibrate_chooses_on_tune_and_reports_on_report(tmp_path):
+    conn = labelled_db(tmp_path / "a.db")
+    labels = calibrate.labelled(conn)
+    assert len(labels) == 26 and "m1" not in {r["id"] for r in labels}       # the misquote is not gated
+    result = calibrate.calibrate(conn, target=0.9)
+    assert (result.tune, result.report, result.threshold, result.auto_accept) == (14, 12, 0.6, 0.6)
+    assert (result.point["accepted"], result.point["accepted_correct"], result.point["review"]) == (9, 8, 3)
+    assert result.wilson == pytest.approx((0.565, 0.980), abs=0.001)            # Wilson (8, 9), by hand
+    low, high = result.bootstrap
+    assert low < 8 / 9 < high <= 1.0 and low > 0.4
+    # to review at 0.6: tune 4 + report 3 + u1 (0.3) + the two misquotes; u2 (0.7) and the 404 are automatic
+    assert (result.to_review, result.in_scope) == (10, 31)
+    lines = calibrate.report_lines(result)
+    assert lines[0] == "AUTO_ACCEPT=0.6"
+    assert "report half: 9 accepted, 8 right: precision 0.889 (95 % Wilson 0.565-0.980; bootstrap" in lines[3]
+    assert lines[3].endswith("to review 3/12 (25.0%)")
+    assert lines[4] == "review share at AUTO_ACCEPT=0.6: 10/31 (32.3%) of the decided citations in scope"
+
+
+def test_no_threshold_reaching_the_target_is_auto_accept_1_with_the_reason(tmp_path):
+    result = calibrate.calibrate(labelled_db(tmp_path / "a.db"), target=0.95)
+    lines = calibrate.report_lines(result)
+    assert lines[0] == "AUTO_ACCEPT=1" and result.threshold is None
+    assert lines[1] == ("reason: no threshold reaches 0.95 on the tune half: the best any threshold reaches is "
+                        "0.900 (at 0.6); every verdict goes to a person")
+    assert lines[-1] == "review share at AUTO_ACCEPT=1: 31/31 (100.0%) of the decided citations in scope"
+
+
+def test_too_few_labels_says_how_many_it_has_and_needs(tmp_path):
+    conn = labelled_db(tmp_path / "a.db", tune=TUNE[:5], report=REPORT[:4], extras=False)
+    with pytest.raises(ValueError, match=r"needs at least 20 reviewed citations with a model confidence, 10 in "
+                                         r"each half; in the audit DB there are 9 \(5 tune, 4 report\)"):
+        calibrate.calibrate(conn)
+    with pytest.raises(ValueError, match=r"in batch other there are 0"):
+        calibrate.calibrate(conn, batch="other")
+
+
+def test_every_label_from_the_queue_is_pointed_out(tmp_path):
+    conn = labelled_db(tmp_path / "a.db")
+    conn.execute("UPDATE citations SET auto = 0")
+    conn.commit()
+    assert "every label came from the queue" in calibrate.report_lines(calibrate.calibrate(conn))[-1]
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "citecheck", "calibrate", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+
+
+def test_the_cli(tmp_path):
+    labelled_db(tmp_path / "a.db").close()
+    done = run_cli("--audit-db", str(tmp_path / "a.db"), "--batch", "hand", "--target", "0.90")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "AUTO_ACCEPT=0.6"
+    missing = run_cli("--audit-db", str(tmp_path / "none.db"))
+    assert missing.returncode == 1 and missing.stderr.strip().endswith("none.db does not exist: pass --audit-db "
+                                                                       "or set AUDIT_DB")
+    assert not (tmp_path / "none.db").exists()
+    few = run_cli("--audit-db", str(tmp_path / "a.db"), "--batch", "nobody")
+    assert few.returncode == 1 and len(few.stderr.strip().splitlines()) == 1 and "there are 0" in few.stderr
+    assert run_cli("--audit-db", str(tmp_path / "a.db"), "--target", "2").returncode == 1

@@ -1,0 +1,336 @@
+"""/review: off without REVIEW_TOKEN; token, cookie and CSRF rules; escaping of a hostile page; the queue's
+order and pages over 10,000 rows; conflicts refused with the history kept."""
+from __future__ import annotations
+
+import html.parser
+import re
+import sqlite3
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+
+from citecheck import audit, review
+from citecheck.api import create_app
+from citecheck.review_app import auth, queue
+
+TOKEN = "review-token-FAKE-0123456789abcdef"
+HOSTILE = '<img src=x onerror="alert(1)"> and <script>alert(2)</script>'
+
+
+def verify_nothing(claim, urls):
+    raise AssertionError("the review tests never verify")
+
+
+def seed(db, rows):
+    conn = audit.connect(db)
+    written = [audit.write_citation(conn, r.pop("batch", "b1"), r.pop("id"), r.pop("claim", "a claim"), r, "m")
+               for r in rows]
+    conn.close()
+    return written
+
+
+ROWS = [
+    {"id": "c1", "url": "http://site/a", "label": "supported", "confidence": 0.6, "auto": False,
+     "evidence_quote": "boils at 100 °C", "passages": ["Pure water boils at 100 °C at sea level.", "Other."]},
+    {"id": "c2", "url": "http://site/b", "label": "contradicted", "confidence": 0.9, "auto": False,
+     "evidence_quote": "at 90 °C", "passages": ["At altitude it boils at 90 °C."]},
+    {"id": "c3", "url": "http://site/c", "label": "not_found", "confidence": 0.0, "auto": False,
+     "reason": "evidence_quote_not_in_source", "passages": ["Nothing about it."]},
+    {"id": "c4", "url": "http://site/d", "label": "supported", "confidence": 0.95, "auto": True,
+     "evidence_quote": "yes", "passages": ["yes"]},
+    {"id": "c5", "url": "http://site/e", "label": "unreachable", "reason": "http_404", "auto": True},
+]
+
+
+@pytest.fixture
+def app_for(make_ctx, tmp_path):
+    apps = []
+
+    def make(rows=ROWS, token=TOKEN, **settings):
+        seed(tmp_path / "audit.db", [dict(r) for r in rows])
+        app = create_app(make_ctx(secrets={"REVIEW_TOKEN": token} if token else {}, **settings), verify_nothing)
+        apps.append(app)
+        return app
+    yield make
+    for app in apps:
+        if app.state.audit_writer is not None:
+            app.state.audit_writer.close()
+
+
+def login(client, name="Ann", token=TOKEN):
+    return client.post("/review/login", data={"name": name, "token": token}, follow_redirects=False)
+
+
+def form_of(page_html: str) -> dict:
+    """The hidden fields of the decision form on an item page."""
+    form = page_html[page_html.index('action="/review/decide"'):]
+    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form))
+
+
+def first_item(client, headers=None, **params):
+    page = client.get("/review", params=params, headers=headers)
+    link = re.search(r'href="(/review/item\?[^"]+)"', page.text).group(1).replace("&amp;", "&")
+    return client.get(link, headers=headers)
+
+
+def reviews_in(db):
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT id, action, label, reviewer, note FROM reviews ORDER BY review_id").fetchall()
+
+
+# ---------------------------------------------------------------- off, tokens, cookies
+
+def test_off_unless_review_token_is_set(app_for):
+    client = TestClient(app_for(token=None))
+    for method, path in [("GET", "/review"), ("GET", "/review/item"), ("POST", "/review/decide")]:
+        response = client.request(method, path)
+        assert response.status_code == 404 and "set REVIEW_TOKEN" in response.text
+
+
+def test_a_short_token_is_refused_at_start_without_its_value(app_for):
+    with pytest.raises(ValueError, match="REVIEW_TOKEN must be at least 16") as err:
+        app_for(token="short-secret")
+    assert "short-secret" not in str(err.value)
+
+
+def test_every_page_needs_the_token_and_a_wrong_one_says_nothing_about_it(app_for):
+    client = TestClient(app_for())
+    anonymous = client.get("/review")
+    assert anonymous.status_code == 401 and anonymous.headers["www-authenticate"].startswith("Bearer")
+    assert 'action="/review/login"' in anonymous.text                   # people get the login form
+    assert client.get("/review/item", params={"k": "x"}).status_code == 401
+    assert client.get("/review", headers={"Authorization": "Bearer wrong-" + TOKEN}).status_code == 401
+    assert client.get("/review", headers={"Authorization": f"Basic {TOKEN}"}).status_code == 401
+    wrong_token, no_name = login(client, token=TOKEN[:-1]), login(client, name="   ")
+    assert wrong_token.status_code == no_name.status_code == 401
+    assert wrong_token.text == no_name.text and TOKEN not in wrong_token.text
+    assert "set-cookie" not in wrong_token.headers
+    assert client.get("/review", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+
+
+def test_the_login_cookie_is_httponly_samesite_and_never_holds_the_token(app_for):
+    client = TestClient(app_for())
+    response = login(client)
+    assert response.status_code == 303 and response.headers["location"] == "/review"
+    cookie = response.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/review" in cookie
+    assert TOKEN not in cookie
+    page = client.get("/review")
+    assert page.status_code == 200 and "signed in as <strong>Ann</strong>" in page.text
+
+
+def test_a_forged_or_expired_cookie_is_refused():
+    keys = auth.Keys(TOKEN)
+    good = keys.session("Ann", now=1000)
+    assert keys.reviewer(good, now=1000 + 60).name == "Ann"
+    assert keys.reviewer(good, now=1000 + auth.SESSION_HOURS * 3600 + 1) is None
+    name, issued, signature = good.split(".")
+    assert keys.reviewer(f"{auth.Keys(TOKEN).session('Bob', now=1000).split('.')[0]}.{issued}.{signature}",
+                         now=1001) is None
+    assert keys.reviewer(good, now=1000) and auth.Keys(TOKEN + "x").reviewer(good, now=1001) is None
+    assert keys.reviewer("garbage", now=1) is None and keys.reviewer(None) is None
+    assert TOKEN not in repr(keys)
+
+
+# ---------------------------------------------------------------- CSRF
+
+def test_every_write_needs_the_form_token_and_a_cross_site_post_is_refused(app_for, tmp_path):
+    client = TestClient(app_for())
+    login(client)
+    fields = form_of(first_item(client).text)
+    decide = {**fields, "action": "confirm"}
+    assert client.post("/review/decide", data={**decide, "csrf": ""}, follow_redirects=False).status_code == 403
+    assert client.post("/review/decide", data={**decide, "csrf": "0" * 64},
+                       follow_redirects=False).status_code == 403
+    other = TestClient(client.app)
+    login(other, name="Eve")
+    assert other.post("/review/decide", data=decide, follow_redirects=False).status_code == 403   # Ann's token
+    cross = {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+    for headers in (cross, {"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "null"}):
+        refused = client.post("/review/decide", data=decide, headers=headers, follow_redirects=False)
+        assert refused.status_code == 403 and "cross-site request refused" in refused.text
+    assert client.post("/review/login", data={"name": "Ann", "token": TOKEN}, headers=cross,
+                       follow_redirects=False).status_code == 403
+    assert reviews_in(tmp_path / "audit.db") == []                          # nothing was written
+    same_site = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
+    saved = client.post("/review/decide", data=decide, headers=same_site, follow_redirects=False)
+    assert saved.status_code == 303
+    assert reviews_in(tmp_path / "audit.db") == [("c2", "confirm", "contradicted", "Ann", None)]
+
+
+def test_a_script_writes_with_the_bearer_token_and_no_form_token(app_for, tmp_path):
+    client = TestClient(app_for())
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    fields = form_of(first_item(client, headers=bearer).text)
+    assert fields["csrf"] == ""
+    saved = client.post("/review/decide", headers=bearer, data={**fields, "action": "correct", "label": "supported",
+                                                                "note": "the page backs it", "reviewer": "bot"})
+    assert saved.status_code == 200 and saved.json()["label"] == "supported" and saved.json()["reviewer"] == "bot"
+    assert reviews_in(tmp_path / "audit.db") == [("c2", "correct", "supported", "bot", "the page backs it")]
+    assert client.post("/review/decide", data=fields).status_code == 401   # no token, no cookie
+
+
+# ---------------------------------------------------------------- escaping
+
+ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "a", "span", "nav", "form",
+                "input", "button", "main", "div", "p", "dl", "dt", "dd", "strong", "mark", "section", "aside",
+                "fieldset", "legend", "label", "textarea", "kbd", "table", "thead", "tbody", "tr", "th", "td",
+                "code", "del", "ins", "select", "option", "img"}
+
+
+class Tags(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.attributes = set(), []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        self.attributes += attrs
+
+
+def parsed(text: str) -> Tags:
+    tags = Tags()
+    tags.feed(text)
+    return tags
+
+
+def assert_inert(text: str, images: bool = False) -> None:
+    """No tag or attribute that could run anything (`images`: our own PNGs as data: URIs); the hostile
+    text shown as text."""
+    tags = parsed(text)
+    assert tags.tags <= ALLOWED_TAGS - (set() if images else {"img"}), tags.tags - ALLOWED_TAGS
+    assert not [name for name, _ in tags.attributes if name.startswith("on")]
+    assert not [value for name, value in tags.attributes if name in ("href", "src", "action")
+                and (value or "").strip().lower().startswith(("javascript:", "data:"))
+                and not (images and name == "src" and value.startswith("data:image/png;base64,"))]
+    assert "<script" not in text.lower()
+
+
+def test_a_hostile_page_and_claim_render_as_text(app_for, tmp_path):
+    hostile = {"id": "<b>x</b>", "url": "javascript:alert(3)", "label": "contradicted", "confidence": 0.3,
+               "auto": False, "claim": "Claim " + HOSTILE, "evidence_quote": "onerror=",
+               "reason": None, "final_url": "http://a/<svg onload=alert(4)>",
+               "passages": ["Page text " + HOSTILE, "</div><textarea>breakout"]}
+    client = TestClient(app_for(rows=[hostile]))
+    login(client, name='<svg onload="alert(5)">')
+    listing = client.get("/review")
+    item = first_item(client)
+    for page in (listing, item):
+        assert page.status_code == 200
+        assert_inert(page.text)
+        assert "script-src 'none'" in page.headers["content-security-policy"]
+        assert page.headers["x-content-type-options"] == "nosniff"
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in item.text
+    assert "&lt;img src=x <mark>onerror=</mark>&#34;alert(1)&#34;&gt;" in item.text       # marked, still text
+    assert "&lt;/div&gt;&lt;textarea&gt;breakout" in item.text
+    assert "javascript:alert(3)" in item.text and 'href="javascript' not in item.text
+    fields = form_of(item.text)
+    client.post("/review/decide", data={**fields, "action": "correct", "label": "supported", "note": HOSTILE})
+    history = client.get("/review/item", params={"k": fields["k"]})
+    assert_inert(history.text)
+    assert "&lt;svg onload=&#34;alert(5)&#34;&gt;" in history.text
+
+
+# ---------------------------------------------------------------- the queue
+
+def test_the_queue_is_in_the_package_order_and_filters_by_view_batch_and_reason(app_for):
+    client = TestClient(app_for())
+    login(client)
+
+    def ids(**params):
+        return re.findall(r"<td class=\"small\">b1 · (c\d)</td>", client.get("/review", params=params).text)
+    assert ids() == [r["id"] for r in review.queue(ROWS)] == ["c2", "c3", "c1"]
+    assert ids(view="auto") == ["c4", "c5"]
+    assert ids(view="all") == ["c2", "c3", "c1", "c4", "c5"]
+    assert ids(view="all", reason="http_404") == ["c5"]
+    assert ids(view="all", reason=queue.NO_REASON) == ["c2", "c1", "c4"]
+    assert ids(batch="nope") == []
+
+
+def test_ten_thousand_items_are_paginated_in_the_queue_order(app_for, tmp_path):
+    rows = [{"batch": f"b{i % 3}", "id": f"c{i:05d}", "url": f"http://site/{i}",
+             "label": "contradicted" if i % 7 == 0 else "supported", "reason": None if i % 5 else "soft_404",
+             "confidence": round((i * 7919 % 1000) / 1000, 3), "auto": i % 10 == 0}
+            for i in range(10_000)]
+    db = tmp_path / "audit.db"
+    conn = audit.connect(db)
+    with conn:
+        conn.executemany(f"INSERT INTO citations ({', '.join(audit.COLUMNS)}) VALUES "
+                         f"({', '.join('?' for _ in audit.COLUMNS)})",
+                         [[{**r, "claim": "claim", "rid": "", "model": "m", "decided_at": "t", "flow": "web"}.get(c)
+                           for c in audit.COLUMNS] for r in rows])
+    conn.close()
+    client = TestClient(app_for(rows=[]))
+    login(client)
+    expected = [r["id"] for r in review.queue(rows)]                        # the gate's `auto`, the package order
+    assert len(expected) == 9000
+    started = time.perf_counter()
+    first = client.get("/review")
+    seconds = time.perf_counter() - started
+    print(f"\n/review over 10,000 rows (9,000 queued): first page in {seconds * 1000:.0f} ms")
+    assert "<strong>9000</strong> citations to review" in first.text and "page 1 of 180" in first.text
+    shown = lambda page: re.findall(r"<td class=\"small\">b\d · (c\d{5})</td>", page.text)  # noqa: E731
+    assert shown(first) == expected[:50]
+    assert shown(client.get("/review", params={"page": 2})) == expected[50:100]
+    last = client.get("/review", params={"page": 999})                      # past the end: the last page
+    assert "page 180 of 180" in last.text and shown(last) == expected[-50:]
+    only = client.get("/review", params={"batch": "b1", "reason": "soft_404", "view": "all"})
+    assert f"<strong>{sum(1 for r in rows if r['batch'] == 'b1' and r['reason'])}</strong>" in only.text
+
+
+# ---------------------------------------------------------------- deciding
+
+def test_confirm_then_next_and_a_review_made_meanwhile_is_refused_with_history_kept(app_for, tmp_path):
+    app = app_for()
+    ann, bob = TestClient(app), TestClient(app)
+    login(ann)
+    login(bob, name="Bob")
+    ann_item, bob_item = first_item(ann), first_item(bob)
+    assert "<mark>at 90 °C</mark>" in ann_item.text
+    saved = ann.post("/review/decide", data={**form_of(ann_item.text), "action": "confirm", "note": "right"},
+                     follow_redirects=False)
+    assert saved.status_code == 303 and "saved=" in saved.headers["location"]
+    following = ann.get(saved.headers["location"])
+    assert "Saved: Ann confirmed" in following.text and "<mark>boils at 100 °C</mark>" not in following.text
+    assert form_of(following.text)["k"] != form_of(ann_item.text)["k"]       # the next item in the queue: c3
+    late = bob.post("/review/decide", data={**form_of(bob_item.text), "action": "correct", "label": "supported"})
+    assert late.status_code == 409 and "reviewed meanwhile by Ann" in late.text
+    assert reviews_in(tmp_path / "audit.db") == [("c2", "confirm", "contradicted", "Ann", "right")]
+    again = bob.get("/review/item", params={"k": form_of(bob_item.text)["k"], "view": "all"})
+    assert "Reviewed by <strong>Ann</strong>" in again.text
+    changed = bob.post("/review/decide", data={**form_of(again.text), "action": "correct", "label": "supported"})
+    assert changed.status_code == 200
+    assert [r[3] for r in reviews_in(tmp_path / "audit.db")] == ["Ann", "Bob"]      # history kept
+
+
+def test_a_review_of_a_row_that_does_not_exist_or_was_decided_again_is_refused(app_for, tmp_path):
+    client = TestClient(app_for())
+    login(client)
+    fields = form_of(first_item(client).text)
+    gone = {**fields, "k": "WyJiMSIsICJub3BlIiwgImh0dHA6Ly9zaXRlL3oiXQ", "action": "confirm"}
+    missing = client.post("/review/decide", data=gone)
+    assert missing.status_code == 404 and "no citation nope" in missing.text
+    assert client.get("/review/item", params={"k": gone["k"]}).status_code == 404
+    seed(tmp_path / "audit.db", [dict(ROWS[1], label="supported")])          # c2 decided again meanwhile
+    stale = client.post("/review/decide", data={**fields, "action": "confirm"})
+    assert stale.status_code == 409 and "decided again" in stale.text
+    wrong = client.post("/review/decide", data={**form_of(first_item(client).text), "action": "correct"})
+    assert wrong.status_code == 422 and "needs one of the labels" in wrong.text
+    assert reviews_in(tmp_path / "audit.db") == []
+
+
+def test_a_misquote_shows_its_word_diff(app_for):
+    row = {"id": "C9", "url": "data/rfc7519.txt", "label": "verified", "confidence": 0.67, "auto": False,
+           "flow": "source", "section": "4.1.3", "status": "misquoted",
+           "quote": "The aud claim identifies the recipients that the JWT is meant for.",
+           "evidence_quote": "The \"aud\" (audience) claim identifies the recipients that the JWT is intended for.",
+           "passages": ["4.1.3. The \"aud\" (audience) claim identifies the recipients that the JWT is intended for."]}
+    client = TestClient(app_for(rows=[row]))
+    login(client)
+    item = first_item(client)
+    assert "section 4.1.3 of data/rfc7519.txt" in item.text
+    assert ("The <del>aud</del> <ins>&#34;aud&#34; (audience)</ins> claim identifies the recipients that the "
+            "JWT is <del>meant</del> <ins>intended</ins> for.") in item.text
+    assert 'value="fabricated"' in item.text and 'value="supported"' not in item.text   # the flow's labels
+    assert "<mark>The &#34;aud&#34; (audience) claim identifies" in item.text
