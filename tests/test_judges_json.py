@@ -302,7 +302,7 @@ def test_a_malformed_entry_an_old_version_cached_is_reported_by_key_and_path(jud
     request = {"messages": judges.json_messages(CLAIM, PASSAGES), "schema": judges.JSON_SCHEMA}
     key = request_key("judge.json/openai", config.LOCAL_MODEL, request)
     judge.cache.put(key, {"function": "judge.json/openai", "model": MODEL,
-                          "answer": {"content": {"label": "x"}}})
+                          "answer": {"content": {"label": "x"}}, "usage": None, "seconds": 0.0, "recorded": "2026-11-30"})
     with pytest.raises(CacheCorrupted) as err:
         ask(judge, "openai", monkeypatch)
     assert key in str(err.value) and "cache.json" in str(err.value) and not judge.requests
