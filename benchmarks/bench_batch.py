@@ -79,7 +79,8 @@ def joint_encoding() -> None:
     from citecheck import retrieval
 
     def similarities(query: str, passages: list[str]) -> list[float]:
-        vectors = retrieval.model().encode([query, *passages], convert_to_tensor=True, normalize_embeddings=True,
+        vectors = retrieval.model().encode([query, *passages], convert_to_tensor=True,
+                                           normalize_embeddings=True,
                                            show_progress_bar=False)
         return [float(x) for x in (vectors[1:] @ vectors[0]).tolist()]
     retrieval.similarities = similarities
@@ -199,7 +200,8 @@ def main() -> int:
     parser.add_argument("--citations", type=int, default=200)
     parser.add_argument("--crawl-ms", type=int, default=200)
     parser.add_argument("--judge-ms", type=int, default=300)
-    parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8], help="BATCH_CONCURRENCY values")
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8],
+                        help="BATCH_CONCURRENCY values")
     parser.add_argument("--workers", type=int, nargs="+", default=[0],
                         help="local cluster sizes (--cluster local:N); 0 = the thread pool")
     parser.add_argument("--pages", choices=("same", "distinct"), default="same")
@@ -214,27 +216,33 @@ def main() -> int:
     modes = ("sleep", "http") if args.mode == "both" else (args.mode,)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.citations} citations, {args.crawl_ms} ms per crawl + {args.judge_ms} ms per judge call; "
-          f"pages {args.pages}, encoder {args.encoder}; {os.cpu_count()} CPUs, load average {load} at the start\n")
-    print("| mode | workers | concurrency | crawls / judge calls | seconds | citations/s | ideal/s | % of ideal "
+          f"pages {args.pages}, encoder {args.encoder}; {os.cpu_count()} CPUs, "
+          f"load average {load} at the start\n")
+    print("| mode | workers | concurrency | crawls / judge calls | seconds | citations/s | ideal/s "
+          "| % of ideal "
           "| CPU ms / citation | cluster start s | peak RSS MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for mode in modes:
         for workers in args.workers:
             for level in args.levels:
-                child = subprocess.run([sys.executable, __file__, "--child", "--mode", mode, "--levels", str(level),
+                child = subprocess.run([sys.executable, __file__, "--child", "--mode", mode,
+                                        "--levels", str(level),
                                         "--workers", str(workers), "--citations", str(args.citations),
                                         "--crawl-ms", str(args.crawl_ms), "--judge-ms", str(args.judge_ms),
                                         "--pages", args.pages, "--encoder", args.encoder],
                                        capture_output=True, text=True, cwd=ROOT)
                 shown = workers or "threads"
                 if child.returncode != 0:
-                    print(f"| {mode} | {shown} | {level} | failed: {child.stderr.strip().splitlines()[-1:]} |")
+                    last = child.stderr.strip().splitlines()[-1:]
+                    print(f"| {mode} | {shown} | {level} | failed: {last} |")
                     continue
                 m = json.loads(child.stdout.strip().splitlines()[-1])
                 rate, ideal = m["citations"] / m["seconds"], level / (crawl + judge)
-                print(f"| {mode} | {shown} | {level} | {m['crawls']} / {m['judge_calls']} | {m['seconds']:.1f} "
+                print(f"| {mode} | {shown} | {level} | {m['crawls']} / {m['judge_calls']} "
+                      f"| {m['seconds']:.1f} "
                       f"| {rate:.2f} | {ideal:.2f} | {100 * rate / ideal:.0f}% "
-                      f"| {1000 * m['cpu'] / m['citations']:.0f} | {m['startup']:.1f} | {m['peak_rss_mib']:.0f} |",
+                      f"| {1000 * m['cpu'] / m['citations']:.0f} | {m['startup']:.1f} "
+                      f"| {m['peak_rss_mib']:.0f} |",
                       flush=True)
     return 0
 

@@ -10,7 +10,8 @@ Rules:
   reason is transient (`vocabulary.TRANSIENT`: the crawl or the judge could not be reached) is
   tried again.
 - At most BATCH_CONCURRENCY citations are in flight (`batch.pool`), or, with --cluster, outside calls
-  across the cluster's workers (`batch.cluster`); rows are written by the calling thread only. The CSV report is `batch.report_csv`; `--report` writes the HTML one (`report_html`).
+  across the cluster's workers (`batch.cluster`); rows are written by the calling thread only. The CSV
+  report is `batch.report_csv`; `--report` writes the HTML one (`report_html`).
 - Every row carries the gate's `auto` (`review.gated`, at `threshold`: None means the context's
   AUTO_ACCEPT); a row read back from the journal is gated again, and its `auto` updated in the journal
   when AUTO_ACCEPT changed. The audit row also keeps the passages the judge read.
@@ -87,7 +88,8 @@ def _progress(total: int, show: bool):
 
 def run_batch(path: str | Path, ctx: RunContext, *, batch: str | None = None, db: str | Path | None = None,
               verify: Verify | None = None, concurrency: int | None = None,
-              progress: bool = False, threshold: float | None = None, cluster: str | None = None) -> BatchResult:
+              progress: bool = False, threshold: float | None = None,
+              cluster: str | None = None) -> BatchResult:
     """Read the JSONL file and check it as batch `batch` (default: the file name without extension)."""
     parsed = read_claims(path)
     return check_claims(parsed.claims, ctx, batch=batch or Path(path).stem, db=db, verify=verify,
