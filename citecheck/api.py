@@ -4,15 +4,22 @@ Rules:
 - `POST /verify {"claim", "urls"}` answers the CLI's `verify` JSON. The HTTP layer validates and
   delegates; it never judges a citation itself.
 - Statuses: 200 a verdict (an upstream failure is a labelled citation, not an error; so is an
-  offline cache miss: unreachable / cache_miss, for the missing citations only); 413 a body over
-  API_MAX_BODY_BYTES (checked before parsing); 422 a bad body (not JSON, unknown field, empty
-  claim, claim over API_MAX_CLAIM_CHARS, 0 or more than API_MAX_URLS urls, a non-http(s) url);
-  429 no free slot within API_QUEUE_TIMEOUT seconds (Retry-After says when to retry); 503 a
-  required setting is missing (the body names the variable, never a value); 504 the verification
-  took longer than API_DEADLINE seconds.
-- At most API_CONCURRENCY verifications run at once (threads); a request waits up to
-  API_QUEUE_TIMEOUT for a slot, so the slowest answer takes API_QUEUE_TIMEOUT + API_DEADLINE. A slot
-  is held until its work really ends, even after a 504, so the bound holds.
+  offline cache miss: unreachable / cache_miss, for the missing citations only); 408 the body did not
+  arrive within API_BODY_TIMEOUT seconds; 413 a body over API_MAX_BODY_BYTES (checked before
+  parsing); 422 a bad body (not UTF-8, not JSON, nested deeper than MAX_JSON_DEPTH, unknown field,
+  empty claim, claim over API_MAX_CLAIM_CHARS, 0 or more than API_MAX_URLS urls, a non-http(s) url, a
+  lone surrogate in the claim or a url); 429 no free slot within API_QUEUE_TIMEOUT seconds
+  (Retry-After says when to retry); 503 a required setting is missing or was rejected (a Crawlbase
+  token refused: the body names the variable, never a value); 504 the verification took longer than
+  API_DEADLINE seconds.
+- At most API_CONCURRENCY verifications hold a slot at once; a request waits up to API_QUEUE_TIMEOUT
+  for one, so the slowest answer takes API_QUEUE_TIMEOUT + API_DEADLINE. At the deadline the slot is
+  released and the work cancelled (`cancellation`): it stops at its next check and its result is
+  discarded. The worker pool has twice API_CONCURRENCY threads, so cancelled work finishing its current
+  step (one fetch, bounded by FETCH_DEADLINE; one judge call and its retries, by JUDGE_TIMEOUT and
+  JUDGE_RETRIES) never blocks new work.
+- `serve` closes a connection whose request head is not complete within API_HEADER_TIMEOUT seconds
+  (`serving`), so half-sent requests cannot pile up.
 - Private addresses are refused by the fetcher (netguard, on every redirect hop), which labels the
   citation unreachable / blocked_address; the API itself refuses non-http(s) URLs with 422.
 - Nothing secret is echoed: error texts pass through `config.redact`, request bodies are never
@@ -31,7 +38,9 @@ import dataclasses
 import importlib
 import logging
 import math
+import re
 import sys
+import threading
 import time
 import typing
 from typing import Callable, Literal
@@ -41,7 +50,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from . import config, netguard, review_app
+from . import cancellation, config, netguard, review_app
 from .audit import service as audit_service
 from .config import ApiLimits as Limits
 from .context import RunContext
@@ -51,6 +60,9 @@ from .vocabulary import UNREACHABLE, CitationRow, Label
 log = logging.getLogger("citecheck.api")
 
 MAX_URL_CHARS = 2048
+MAX_JSON_DEPTH = 32
+"""The body is an object of a string and a list of strings (depth 2); deeper nesting is refused before
+the JSON parser recurses into it."""
 FIXTURE_SITE_MODULE = "citecheck.fixture_site"
 """The dry run loads the fixture site by name: it is never on the production API's import path."""
 
@@ -83,6 +95,11 @@ class Problem(BaseModel):
     detail: str
 
 
+def _is_text(value: str) -> bool:
+    from .verify import is_text
+    return is_text(value)
+
+
 class _RequestBase(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
@@ -91,12 +108,16 @@ class _RequestBase(BaseModel):
     def _not_blank(cls, claim: str) -> str:
         if not claim.strip():
             raise ValueError("claim is blank")
+        if not _is_text(claim):
+            raise ValueError("claim holds a lone surrogate (not text)")
         return claim
 
     @field_validator("urls", check_fields=False)
     @classmethod
     def _http_urls(cls, urls: list[str]) -> list[str]:
         for index, url in enumerate(urls):
+            if not _is_text(url):
+                raise ValueError(f"urls[{index}] holds a lone surrogate (not text)")
             if len(url) > MAX_URL_CHARS:
                 raise ValueError(f"urls[{index}] is longer than {MAX_URL_CHARS} characters")
             try:
@@ -119,12 +140,13 @@ def _request_model(limits: Limits) -> type[BaseModel]:
     )
 
 
-class BodyLimit:
-    """ASGI middleware: refuse a body over `max_bytes` with 413 before anything parses it."""
+class BodyGuard:
+    """ASGI middleware: a body that is too slow (408), too large (413, before anything parses it), not
+    UTF-8 or nested deeper than MAX_JSON_DEPTH (422, in the validation errors' shape) never reaches
+    the app."""
 
-    def __init__(self, app, max_bytes: int):
-        self.app = app
-        self.max_bytes = max_bytes
+    def __init__(self, app, max_bytes: int, timeout: float):
+        self.app, self.max_bytes, self.timeout = app, max_bytes, timeout
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -135,9 +157,13 @@ class BodyLimit:
                 return await _problem(send, 400, "Content-Length is not a whole number")
             if int(declared) > self.max_bytes:
                 return await self._too_large(send)
-        chunks, size = [], 0
+        chunks, size, ends = [], 0, time.monotonic() + self.timeout
         while True:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), timeout=max(0.0, ends - time.monotonic()))
+            except TimeoutError:
+                return await _problem(send, 408, f"the request body did not arrive within {self.timeout:g} s "
+                                                 "(API_BODY_TIMEOUT)")
             if message["type"] != "http.request":
                 return  # the client went away before sending its body
             size += len(message.get("body", b""))
@@ -146,13 +172,18 @@ class BodyLimit:
             chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 break
+        body = b"".join(chunks)
+        problem = unreadable(body)
+        if problem:
+            error = {"loc": ["body"], "msg": problem, "type": "json_invalid"}
+            return await _send_json(send, 422, {"detail": [error]})
         replayed = False
 
         async def replay():
             nonlocal replayed
             if not replayed:
                 replayed = True
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+                return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
         return await self.app(scope, replay, send)
@@ -160,6 +191,25 @@ class BodyLimit:
     async def _too_large(self, send):
         return await _problem(send, 413, f"request body is larger than {self.max_bytes} bytes "
                                          "(API_MAX_BODY_BYTES)")
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]")
+
+
+def unreadable(body: bytes) -> str | None:
+    """Why a body cannot be parsed safely (not UTF-8, nested deeper than MAX_JSON_DEPTH), or None."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"the body is not UTF-8 (byte {exc.start})"
+    depth = deepest = 0
+    for bracket in _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", body)):
+        depth += 1 if bracket in b"[{" else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_JSON_DEPTH:
+        return f"the body is nested {deepest} levels deep, more than {MAX_JSON_DEPTH}"
+    return None
 
 
 class AccessLog:
@@ -187,7 +237,11 @@ class AccessLog:
 
 
 async def _problem(send, status: int, detail: str) -> None:
-    body = JSONResponse({"detail": detail}).body
+    await _send_json(send, status, {"detail": detail})
+
+
+async def _send_json(send, status: int, content: dict) -> None:
+    body = JSONResponse(content).body
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode()), (b"connection", b"close")]})
@@ -253,7 +307,7 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
     if ctx.settings.audit_db is not None:
         verify = audit_service.auditing(verify, writer, ctx.settings.judge_model)
     VerifyRequest = _request_model(limits)
-    workers = concurrent.futures.ThreadPoolExecutor(max_workers=limits.concurrency,
+    workers = concurrent.futures.ThreadPoolExecutor(max_workers=2 * limits.concurrency,
                                                     thread_name_prefix="verify")
     slots = asyncio.Semaphore(limits.concurrency)
 
@@ -275,9 +329,10 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
                 "limits": {k: v for k, v in vars(limits).items()}}
 
     error_docs = {400: {"model": Problem, "description": "a Content-Length that is not a number"},
+                  408: {"model": Problem, "description": "the body did not arrive within API_BODY_TIMEOUT"},
                   413: {"model": Problem, "description": "body over API_MAX_BODY_BYTES"},
                   429: {"model": Problem, "description": "no free slot within API_QUEUE_TIMEOUT"},
-                  503: {"model": Problem, "description": "a required setting is missing (named)"},
+                  503: {"model": Problem, "description": "a required setting is missing or rejected (named)"},
                   504: {"model": Problem, "description": "took longer than API_DEADLINE"}}
 
     @app.post("/verify", response_model=Verdict, responses=error_docs)
@@ -290,15 +345,27 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
             return JSONResponse({"detail": f"busy: {limits.concurrency} verifications are running; "
                                            "retry later (API_CONCURRENCY)"}, status_code=429,
                                 headers={"Retry-After": str(max(1, math.ceil(limits.queue_timeout)))})
+        cancel, released = threading.Event(), []
+
+        def release(_=None) -> None:
+            if not released:                     # once: at the deadline or when the work ends, if sooner
+                released.append(True)
+                slots.release()
+
+        def run() -> dict:
+            with cancellation.cancellable(cancel):
+                return verify(claim, urls)
         try:
-            work = asyncio.get_running_loop().run_in_executor(workers, verify, claim, urls)
+            work = asyncio.get_running_loop().run_in_executor(workers, run)
         except BaseException:
-            slots.release()
+            release()
             raise
-        work.add_done_callback(lambda _: slots.release())
+        work.add_done_callback(lambda done: (release(), done.cancelled() or done.exception()))
         try:
             return await asyncio.wait_for(asyncio.shield(work), timeout=limits.deadline)
         except TimeoutError:
+            cancel.set()                         # the work stops at its next check; its result is discarded
+            release()
             return JSONResponse({"detail": f"verification took longer than {limits.deadline:g} s "
                                            "(API_DEADLINE)"}, status_code=504)
         except config.MissingSetting as exc:
@@ -309,7 +376,7 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
             return JSONResponse({"detail": f"internal error ({type(exc).__name__}); see the server log"},
                                 status_code=500)
 
-    app.add_middleware(BodyLimit, max_bytes=limits.max_body_bytes)
+    app.add_middleware(BodyGuard, max_bytes=limits.max_body_bytes, timeout=limits.body_timeout)
     app.add_middleware(AccessLog)
     return app
 
@@ -326,6 +393,7 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
     """Serve until interrupted. --dry-run: CITECHECK_OFFLINE=1 plus the fixture site on loopback."""
     import uvicorn
 
+    from . import serving
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be between 1 and 65535, got {args.port}")
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
@@ -339,7 +407,8 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
             print(f"citecheck serve: binding {args.host}: reachable from the network, not only this machine",
                   file=sys.stderr)
         print(f"citecheck serve: {review_app.status(ctx.settings)}", file=sys.stderr)
-        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        server_config = serving.server_config(app, ctx.settings.api, args.host, args.port, args.log_level)
+        uvicorn.Server(server_config).run()
     finally:
         if fixture is not None:
             fixture.stop()

@@ -11,20 +11,25 @@ Rules:
   one outage costs one timeout. `check` then prints one hint line and exits 1.
 - `auto` is the AUTO_ACCEPT gate (`review.decide`); `check` audits its rows when AUDIT_DB is set
   (`audit.source`).
+- A document-only citation (no quote and no section: an OpenAI `file_citation`) is skipped with a
+  problem line: there is no quote to find and no section to judge (`checkable`).
+- `--answer FILE` takes the citations from an LLM answer (`answer_citations`); `--fail-on` is the CI
+  gate (`ci_gate`: exit 3 when a listed verdict occurs, after everything is printed).
 """
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Callable
 
-from . import judges, matching, sources
+from . import ci_gate, judges, matching, sources
 from .cache import CacheMiss
 from .config import MissingSetting
 from .context import RunContext
 from .review import decide
 from .sources import Document
-from .vocabulary import CHECK_COLUMNS, JUDGE_UNAVAILABLE, MISQUOTED, MISSING, SourceRow
+from .vocabulary import ANSWER_FORMAT_CHOICES, CHECK_COLUMNS, JUDGE_UNAVAILABLE, MISQUOTED, MISSING, SourceRow
 
 JUDGE_FAILURES = (judges.JudgeUnavailable, CacheMiss, MissingSetting)
 """What makes a citation `judge_unavailable` instead of stopping the check."""
@@ -114,21 +119,39 @@ def unavailable_hint(unavailable: list[tuple[str, str]], total: int) -> str:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--source", required=True, help="source document (RFC text, Markdown or plain text)")
-    parser.add_argument("--citations", required=True, help="JSON list of {id, claim, quote|null, section}")
+    parser.add_argument("--source", required=True,
+                        help="source document (RFC text, Markdown, plain text or PDF)")
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--citations", help="JSON list of {id, claim, quote|null, section}")
+    given.add_argument("--answer", metavar="FILE", help="an LLM answer whose quoted citations of the source "
+                                                        "(document 0) are checked; see `citecheck extract`")
+    parser.add_argument("--answer-format", choices=ANSWER_FORMAT_CHOICES, default="auto",
+                        help="the answer's format (default auto: detected)")
     parser.add_argument("--format", choices=sources.FORMATS, default=None,
                         help="how to split the source (default: from the file: .md -> markdown, "
-                             "an RFC -> rfc, else text)")
+                             ".pdf -> pdf, an RFC -> rfc, else text)")
     parser.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     parser.add_argument("--expected", action="store_true",
                         help="show the citations file's `expected` verdict next to each verdict")
+    parser.add_argument("--fail-on", type=ci_gate.fail_on_list, metavar="VERDICT[,VERDICT...]",
+                        help=f"exit {ci_gate.GATE_FAILED} when a citation is one of these "
+                             f"({', '.join(ci_gate.FAIL_ON)})")
 
 
 def run(args, ctx: RunContext) -> int:
-    document = sources.load(args.source, args.format or sources.detect_format(args.source))
-    loaded = sources.read_citations(args.citations, document)
-    citations, errors = loaded.citations, loaded.errors
-    for message in errors + loaded.warnings:          # a warning (a duplicate id) keeps the citation
+    fmt = args.format or sources.detect_format(args.source)
+    document = sources.load(args.source, fmt, pdf=ctx.settings.pdf)
+    warnings: list[str] = []
+    if args.answer:
+        citations, errors = answer_citations(args.answer, args.answer_format, args.source, document, ctx)
+        unusable = 0                                    # the answer's problems are not citations
+    else:
+        loaded = sources.read_citations(args.citations, document)
+        citations, errors, warnings = loaded.citations, loaded.errors, loaded.warnings
+        unusable = len(errors)
+    citations, skipped = checkable(citations)
+    total, errors = len(citations) + len(skipped) + unusable, errors + skipped
+    for message in errors + warnings:                 # a warning (a duplicate id) keeps the citation
         print(f"citecheck check: {message}", file=sys.stderr)
     unavailable: list[tuple[str, str]] = []
     checked = check_matches(document, citations, ctx, threshold=ctx.settings.auto_accept, unavailable=unavailable)
@@ -140,16 +163,17 @@ def run(args, ctx: RunContext) -> int:
         print(json.dumps([{col: row[col] for col in columns} | ({"diff": match.diff} if match.diff else {})
                           for row, (_, match) in zip(rows, checked)], indent=2))
     else:
-        print(document.summary(len(citations) + len(errors)))
+        print(document.summary(total))
         lines = [format_table(rows, columns)] if rows else []
         lines += unjudged_misquotes(checked) + [agreement_line(rows)] * args.expected
         if lines:
             print("\n".join(lines))
     if not citations:
-        print(f"citecheck check: no usable citations in {args.citations}", file=sys.stderr)
+        print(f"citecheck check: no usable citations in {args.citations or args.answer}", file=sys.stderr)
     if unavailable:
         print(unavailable_hint(unavailable, len(citations)), file=sys.stderr)
-    return 1 if errors or unavailable or not citations else 0
+    gate = ci_gate.verdict_gate(rows, args.fail_on) if args.fail_on else None
+    return ci_gate.finish("check", bool(errors or unavailable or not citations), gate)
 
 
 def agreement_line(rows: list[dict]) -> str:
@@ -164,6 +188,46 @@ def _audit(ctx: RunContext, args, document: Document, citations: list[dict], row
     from .audit.source import write_check
     conn = audit.connect(ctx.settings.audit_db)
     try:
-        write_check(conn, args.citations, args.source, document, citations, rows, ctx.settings.typesafe_model)
+        write_check(conn, args.citations or args.answer, args.source, document, citations, rows,
+                    ctx.settings.typesafe_model)
     finally:
         conn.close()
+
+
+# ---------------------------------------------------------------- citations from an LLM answer
+
+def checkable(citations: list[dict]) -> tuple[list[dict], list[str]]:
+    """(citations to check, a problem line per citation skipped): a document-only citation (no quote, no
+    section) has nothing to find and no section to judge; one of another document than the source (an
+    answer's document_index other than 0) cannot be found in it."""
+    kept, skipped = [], []
+    for citation in citations:
+        index = citation.get("document_index", 0)
+        if citation.get("quote") is None and citation.get("section") is None:
+            skipped.append(f"citation {citation['id']}: a document-only citation (no quote, no section): "
+                           "skipped, there is nothing to find and no section to judge")
+        elif index != 0:
+            skipped.append(f"citation {citation['id']}: cites document {index} ({citation.get('document')}), "
+                           "not the source (document 0): skipped")
+        else:
+            kept.append(citation)
+    return kept, skipped
+
+
+def answer_citations(answer: str, fmt: str, source: str, document: Document,
+                     ctx: RunContext) -> tuple[list[dict], list[str]]:
+    """The answer's quoted citations, read with the source as document 0 (its text as sent, or the PDF),
+    and the answer's problems, by position. URL citations are batch's (a note says how many); an answer
+    without a quoted citation is a ValueError."""
+    from .extract.command import read_answer
+    from .extract.documents import read_document
+    from .pdf_text import PdfDocument
+    as_sent = document if isinstance(document, PdfDocument) else read_document(Path(source))
+    result = read_answer(answer, fmt, ctx, [as_sent])
+    batch_note = f"{len(result.claims)} claims cite URLs: `citecheck batch {answer}` checks those"
+    if not result.citations:
+        raise ValueError(f"{answer}: no quoted document citations to check" +
+                         (f" ({batch_note})" if result.claims else ""))
+    if result.claims:
+        print(f"citecheck check: {answer}: {batch_note}", file=sys.stderr)
+    return result.citations, [f"{answer}: {problem}" for problem in result.problems]

@@ -16,6 +16,7 @@ COMMANDS = {
     "check": ("citecheck.check", "check citations against a source document (Choice judge)"),
     "verify": ("citecheck.verify", "verify one claim against its cited URLs (live-web flow)"),
     "batch": ("citecheck.batch", "verify a JSONL batch and print citation precision"),
+    "extract": ("citecheck.extract.command", "turn an LLM answer into claims.jsonl and citations.json"),
     "replay": ("citecheck.fetch.storage", "print a stored page by its rid (Crawlbase Storage API)"),
     "serve": ("citecheck.api", "serve the /verify HTTP API (and /review when REVIEW_TOKEN is set)"),
     "calibrate": ("citecheck.calibrate", "choose AUTO_ACCEPT from the reviewed rows of the audit DB"),

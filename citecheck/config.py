@@ -41,6 +41,8 @@ DEFAULTS = {
     "CRAWLBASE_TIMEOUT": "90",
     "FETCH_TIMEOUT": "20",
     "FETCH_MAX_BYTES": "5000000",
+    "FETCH_DEADLINE": "60",
+    "MAX_PASSAGES": "32",
     "CITECHECK_SITE_PORT": "8731",
     "CITECHECK_CACHE": "json_cache.json",
     "CITECHECK_CACHE_STORE": "",
@@ -57,8 +59,14 @@ DEFAULTS = {
     "API_DEADLINE": "60",
     "API_CONCURRENCY": "4",
     "API_QUEUE_TIMEOUT": "5",
+    "API_HEADER_TIMEOUT": "10",
+    "API_BODY_TIMEOUT": "20",
     "JUDGE_EXTRA_BUFTS": "0",
     "NEAR_MISS_MAX_CHARS": "5000",
+    "ANSWER_MAX_BYTES": str(4 * 1024 * 1024),
+    "PDF_MAX_BYTES": str(20 * 1024 * 1024),
+    "PDF_MAX_PAGES": "300",
+    "PDF_MAX_SECONDS": "60",
 }
 
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}
@@ -142,6 +150,16 @@ class ApiLimits:
     deadline: float = 60.0
     concurrency: int = 4
     queue_timeout: float = 5.0
+    header_timeout: float = 10.0
+    body_timeout: float = 20.0
+
+
+@dataclass(frozen=True)
+class PdfLimits:
+    """What a PDF source may cost (PDF_* variables); over a limit it is refused, never read in part."""
+    max_bytes: int = 20 * 1024 * 1024
+    max_pages: int = 300
+    max_seconds: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -160,6 +178,8 @@ class Settings:
     crawlbase_timeout: float = 90.0
     fetch_timeout: float = 20.0
     fetch_max_bytes: int = 5_000_000
+    fetch_deadline: float = 60.0
+    max_passages: int = 32
     site_port: int = 8731
     cache_path: Path = Path("json_cache.json")
     cache_store: str = ""
@@ -173,6 +193,8 @@ class Settings:
     api: ApiLimits = field(default_factory=ApiLimits)
     judge_extra_bufts: bool = False
     near_miss_max_chars: int = 5000
+    answer_max_bytes: int = 4 * 1024 * 1024
+    pdf: PdfLimits = field(default_factory=PdfLimits)
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
@@ -200,6 +222,8 @@ class Settings:
             crawlbase_timeout=read.positive("CRAWLBASE_TIMEOUT"),
             fetch_timeout=read.positive("FETCH_TIMEOUT"),
             fetch_max_bytes=read.positive("FETCH_MAX_BYTES", integer=True),
+            fetch_deadline=read.positive("FETCH_DEADLINE"),
+            max_passages=read.positive("MAX_PASSAGES", integer=True),
             site_port=read.port("CITECHECK_SITE_PORT"),
             cache_path=Path(read.text("CITECHECK_CACHE")),
             cache_store=read.cache_store(),
@@ -215,9 +239,15 @@ class Settings:
                           max_body_bytes=read.positive("API_MAX_BODY_BYTES", integer=True),
                           deadline=read.positive("API_DEADLINE"),
                           concurrency=read.positive("API_CONCURRENCY", integer=True),
-                          queue_timeout=read.positive("API_QUEUE_TIMEOUT")),
+                          queue_timeout=read.positive("API_QUEUE_TIMEOUT"),
+                          header_timeout=read.positive("API_HEADER_TIMEOUT"),
+                          body_timeout=read.positive("API_BODY_TIMEOUT")),
             judge_extra_bufts=read.flag("JUDGE_EXTRA_BUFTS"),
             near_miss_max_chars=read.positive("NEAR_MISS_MAX_CHARS", integer=True),
+            answer_max_bytes=read.positive("ANSWER_MAX_BYTES", integer=True),
+            pdf=PdfLimits(max_bytes=read.positive("PDF_MAX_BYTES", integer=True),
+                          max_pages=read.positive("PDF_MAX_PAGES", integer=True),
+                          max_seconds=read.positive("PDF_MAX_SECONDS")),
             secrets=secrets,
         )
 

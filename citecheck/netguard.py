@@ -7,8 +7,10 @@ Rules:
   (169.254.169.254, fd00:ec2::254), unspecified, multicast, reserved and any other non-global
   address refuse the URL. An IPv4 address embedded in IPv6 (::ffff:a.b.c.d, 6to4, Teredo, NAT64) is
   judged as that IPv4 address.
-- The fetcher calls `check_url` before the first request and again on every redirect hop, so a
-  public page cannot bounce the fetch into the private network.
+- The fetcher calls `vet` before the first request and again on every redirect hop, so a public
+  page cannot bounce the fetch into the private network, and connects to the addresses `vet` returned
+  (never resolving the name a second time: a DNS answer that changes between the check and the
+  connection, DNS rebinding, cannot reach a private address; see `fetch.transport`).
 - `allow_private` (CITECHECK_ALLOW_PRIVATE=1) lifts the address check (the fixture site and tests run
   on 127.0.0.1); `allowed` (CITECHECK_ALLOW_HOSTS="host:port,...", parsed by config) lifts it for
   those exact origins only (the dry run allows the fixture site this way). Neither lifts the scheme check.
@@ -87,6 +89,13 @@ def check_url(url: str, *, allow_private: bool = False,
               allowed: frozenset[tuple[str, int]] = frozenset()) -> None:
     """Raise BlockedURL unless `url` is http(s) and every address its host resolves to is public
     (or the check is lifted: `allow_private`, or the URL's (host, port) is in `allowed`)."""
+    vet(url, allow_private=allow_private, allowed=allowed)
+
+
+def vet(url: str, *, allow_private: bool = False,
+        allowed: frozenset[tuple[str, int]] = frozenset()) -> list[str] | None:
+    """`check_url`, returning the vetted addresses (the ones to connect to), or None when the address
+    check was lifted (the fetcher then connects by name)."""
     if not isinstance(url, str):
         raise BlockedURL("bad_url", "not a string")
     try:
@@ -102,7 +111,7 @@ def check_url(url: str, *, allow_private: bool = False,
         raise BlockedURL("bad_url", "no host")
     port = port if port is not None else (443 if scheme == "https" else 80)
     if allow_private or (host.lower(), port) in allowed:
-        return
+        return None
     try:
         literal = ipaddress.ip_address(host)
     except ValueError:
@@ -122,3 +131,4 @@ def check_url(url: str, *, allow_private: bool = False,
             via = "" if literal is not None else f" resolves to {address}, which"
             raise BlockedURL(why, f"{host}{via} is a {why.replace('_', '-')} address, not fetched "
                                   "(CITECHECK_ALLOW_PRIVATE=1 allows it)")
+    return list(dict.fromkeys(str(address) for address in addresses))

@@ -21,6 +21,7 @@ Rules:
   each, so a quote running across a page break is found (matching.locate searches one section at a
   time); then, with `outline`, one per bookmark, named by its title (made unique), from its page to the
   next bookmark's page. Document.text is the pages joined by blank lines.
+  The result is a `PdfDocument` (a Document that knows its page count: its summary says "N pages").
 - Reading order: a page whose layout-mode text has a gutter (a run of GUTTER_SPACES spaces at one
   character position in the middle 20-80 % of the line width, with text on both sides on at least 3 lines
   and on COLUMN_SHARE of the page's lines) is read left column then right column, band by band between
@@ -40,17 +41,32 @@ import math
 import time
 from pathlib import Path
 
+from dataclasses import dataclass
+
 from . import pdf_repair
+from .config import PdfLimits
 from .sources import Document, Section
 
-MAX_BYTES = 20 * 1024 * 1024
-MAX_PAGES = 300
-MAX_SECONDS = 60.0
+MAX_BYTES, MAX_PAGES, MAX_SECONDS = PdfLimits.max_bytes, PdfLimits.max_pages, PdfLimits.max_seconds
+"""The defaults of PDF_MAX_BYTES, PDF_MAX_PAGES and PDF_MAX_SECONDS (config.PdfLimits)."""
 GUTTER_SPACES = 3
 COLUMN_SHARE = 0.4
 COLUMN_SAMPLE = 3
 
 logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+@dataclass(frozen=True)
+class PdfDocument(Document):
+    """A Document read from a PDF: its sections are its pages (then page pairs and bookmarks)."""
+    pages: int = 0
+
+    def summary(self, citations: int | None = None) -> str:
+        """'N characters, P pages[, K citations]'."""
+        parts = [f"{len(self.text):,} characters", f"{self.pages} page{'s' if self.pages != 1 else ''}"]
+        if citations is not None:
+            parts.append(f"{citations} citations")
+        return ", ".join(parts)
 
 
 class PdfError(ValueError):
@@ -96,8 +112,14 @@ class PdfNoText(PdfUnsupported):
     detail = "no extractable text"
 
 
+def load_limited(path: str | Path, limits: PdfLimits | None = None) -> PdfDocument:
+    """load() within the run's PDF limits (Settings.pdf)."""
+    limits = limits or PdfLimits()
+    return load(path, max_bytes=limits.max_bytes, max_pages=limits.max_pages, max_seconds=limits.max_seconds)
+
+
 def load(path: str | Path, *, max_bytes: int = MAX_BYTES, max_pages: int = MAX_PAGES,
-         max_seconds: float = MAX_SECONDS, outline: bool = True) -> Document:
+         max_seconds: float = MAX_SECONDS, outline: bool = True) -> PdfDocument:
     """A PDF file as a Document (see module rules); its size is checked before it is read."""
     path = Path(path)
     try:
@@ -112,7 +134,7 @@ def load(path: str | Path, *, max_bytes: int = MAX_BYTES, max_pages: int = MAX_P
 
 
 def from_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES, max_pages: int = MAX_PAGES,
-               max_seconds: float = MAX_SECONDS, outline: bool = True) -> Document:
+               max_seconds: float = MAX_SECONDS, outline: bool = True) -> PdfDocument:
     """PDF bytes (a file, or a downloaded body) as a Document named `name`."""
     _check_container(data, name, max_bytes)
     reader = _open(data, name)
@@ -129,7 +151,7 @@ def from_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES, max_pages:
     if outline:
         for section in _outline_sections(reader, pages, sections):
             sections[section.id] = section
-    return Document(name, "\n\n".join(pages), sections)
+    return PdfDocument(name, "\n\n".join(pages), sections, pages=count)
 
 
 def _said(exc: BaseException) -> str:

@@ -5,6 +5,11 @@ Rules:
   import), with the hub switched off, on CPU, once per process, without logging its absolute path.
 - Score = cosine similarity between the claim and each passage.
 - Top `k` (3) by score; ties (scores equal to 6 decimals) keep page order (stable sort).
+- At most MAX_PASSAGES passages of a page are encoded (`shortlist`): on a longer page, the ones
+  sharing the most distinct words with the claim (lower-cased runs of word characters; ties keep page
+  order), kept in page order. Chosen on WiCE's tune split over page order and BM25
+  (benchmarks/bench_passage_cap.py): it loses no evidence recall@3 on WiCE's pages and keeps more
+  than encoding every passage when the article is buried in a long page; page order loses most.
 - Each text is encoded once (`citecheck.vectors`: new texts in one batch, known ones remembered in
   memory and under .models/), so a page cited by several claims, or read again by a replay, is not
   encoded again; the scores of the last 512 distinct (query, passages) calls are remembered too.
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
 
 from . import config
@@ -50,6 +56,23 @@ def _similarities(query: str, passages: tuple[str, ...]) -> tuple[float, ...]:
     from .vectors import encode
     vectors = encode([query, *passages])
     return tuple(float(x) for x in (vectors[1:] @ vectors[0]).tolist())
+
+
+def words(text: str) -> set[str]:
+    """The distinct lower-cased runs of word characters in `text`."""
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def shortlist(query: str, passages: list[str], cap: int) -> list[int]:
+    """Page indices of the passages worth encoding, in page order: every one when there are at most
+    `cap`, else the `cap` sharing the most distinct words with `query` (module rules)."""
+    if cap < 1:
+        raise ValueError(f"cap must be >= 1, got {cap!r}")
+    if len(passages) <= cap:
+        return list(range(len(passages)))
+    asked = words(query)
+    by_overlap = sorted(range(len(passages)), key=lambda i: -len(asked & words(passages[i])))
+    return sorted(by_overlap[:cap])
 
 
 def rank(query: str, passages: list[str], k: int = TOP_K) -> list[tuple[int, float]]:

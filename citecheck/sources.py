@@ -7,6 +7,7 @@ Rules:
   its id is the number without the trailing dot ("4.1.4", "A.1").
 - Markdown: one section per heading; its id is the heading text. Plain text: one section per
   paragraph (blank-line separated), ids "1", "2", ...
+- PDF: one section per page, read by `citecheck.pdf_text` within the run's PDF limits.
 - The format follows the file (`detect_format`): `.md`/`.markdown` -> markdown, `.pdf` -> pdf where
   that format exists, anything else -> rfc when it reads like an RFC (a "Request for Comments: N"
   line or RFC page furniture), else text. A file with no sections under one format names the
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from .text import decode, not_text
 
-FORMATS = ("rfc", "markdown", "text")
+FORMATS = ("rfc", "markdown", "text", "pdf")
 
 _FOOTER = re.compile(r"^\S.*\[Page \d+\]\s*$")
 _HEADER = re.compile(r"^RFC \d+ {2,}.*\S\s*$")
@@ -142,10 +143,14 @@ def split_paragraphs(text: str) -> dict[str, Section]:
     return {str(n): Section(str(n), f"paragraph {n}", block) for n, block in enumerate(blocks, 1)}
 
 
-def load(path: str | Path, fmt: str = "rfc") -> Document:
-    """Read a source file and split it by `fmt` (rfc | markdown | text)."""
+def load(path: str | Path, fmt: str = "rfc", *, pdf=None) -> Document:
+    """Read a source file and split it by `fmt` (rfc | markdown | text | pdf); `pdf` is the run's
+    config.PdfLimits (default: the documented defaults)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    if fmt == "pdf":
+        from .pdf_text import load_limited
+        return load_limited(path, pdf)
     path = Path(path)
     try:
         raw = decode(path.read_bytes(), f"source file {path}")

@@ -3,13 +3,16 @@
 Rules:
 - The page speaks first. When fetch settles a citation (404, 410, soft 404, homepage redirect, PDF,
   empty page, crawl failure) the judge is not asked and confidence is null: no model answered.
-- Otherwise the page is cut into passages of at most 200 words, the 3 most similar to the claim are
+- Otherwise the page is cut into passages of at most 200 words; at most MAX_PASSAGES of them are
+  encoded (`retrieval.shortlist` chooses which on a long page), the 3 most similar to the claim are
   shown to the JSON judge, and the guard keeps its verdict only if the quote is in those passages.
   `judge_page` is this half alone (claim + page text, no fetch): the evaluation measures exactly it.
 - A failure of the outside world is a labelled row, never an exception: fetch labels its own
   (crawl_failed, dns_failure, blocked_address, invalid_url, …: see citecheck.vocabulary), and a judge
-  that cannot be reached → not_found / judge_unavailable. Cache problems (an offline miss, a corrupt
-  file) and missing settings do raise: they are the operator's to fix, and the message says how.
+  that cannot be reached → not_found / judge_unavailable; anything else one citation raises → not_found /
+  check_failed (logged), so one bad URL never loses the claim's other URLs. Cache problems (an offline
+  miss, a corrupt file) and missing or rejected settings do raise: they are the operator's to fix, and
+  the message says how. So does `cancellation.Cancelled` (the API gave up waiting: nobody reads the row).
 - One label per claim: any contradicted → contradicted; else any supported → supported; else all
   unreachable → unreachable; else not_found (`aggregate.overall`).
 - Every row carries the AUTO_ACCEPT gate's `auto` (`review.gated`); `threshold` None means the run
@@ -19,20 +22,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from dataclasses import dataclass, field
 
 import httpx
 
-from . import audit, netguard
+from . import audit, cancellation, config, netguard
 from .aggregate import overall
+from .cache import CacheError
 from .context import RunContext
 from .fetch import FetchResult, fetch
 from .guard import guard
 from .judges import JudgeUnavailable, json_judge
 from .passages import split_passages
-from .retrieval import rank
+from .retrieval import rank, shortlist
 from .review import gated
 from .vocabulary import NOT_FOUND, UNREACHABLE, CitationRow
+
+log = logging.getLogger("citecheck.verify")
+OPERATOR_ERRORS = (CacheError, config.MissingSetting, cancellation.Cancelled)
+"""Raised, not labelled: the operator's to fix (or the caller's own cancellation)."""
 
 
 @dataclass
@@ -62,7 +71,8 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:
     passages = split_passages(page.markdown)
     if not passages:                        # fetch labels empty pages; kept for any other backend
         return Trace(claim, url, _row(url, page, NOT_FOUND, "empty_page"), page)
-    ranked = rank(claim, passages)
+    kept = shortlist(claim, passages, ctx.settings.max_passages)
+    ranked = [(kept[i], score) for i, score in rank(claim, [passages[i] for i in kept])]
     shown = [passages[i] for i, _ in ranked]
     trace = Trace(claim, url, {}, page, passages, shown, [round(s, 4) for _, s in ranked])
     try:
@@ -76,24 +86,41 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:
     return trace
 
 
+def is_text(value: str) -> bool:
+    """False for a string holding a lone surrogate (it cannot be written as UTF-8: not text)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def page_of(url: str, text: str) -> FetchResult:
     """A page given as text (no fetch): what `judge_page` reads when the caller already has the text."""
     return FetchResult(url, url, None, text, None, None, None, "given")
 
 
 def _traced(claim: str, url: str, ctx: RunContext) -> Trace:
+    cancellation.check()
     try:
         page = fetch(url, ctx)
     except (httpx.HTTPError, OSError):      # fetch labels its own failures; this is the last net
         return Trace(claim, url, _row(url, None, UNREACHABLE, "crawl_failed"))
     if page.label is not None:
         return Trace(claim, url, _row(url, page, page.label, page.reason), page)
+    cancellation.check()
     return judge_page(claim, page, ctx)
 
 
 def trace_citation(claim: str, url: str, ctx: RunContext, threshold: float | None = None) -> Trace:
     """Check one claim-URL pair and keep every intermediate step (see module rules); the row is gated."""
-    trace = _traced(claim, url, ctx)
+    try:
+        trace = _traced(claim, url, ctx)
+    except OPERATOR_ERRORS:
+        raise
+    except Exception as exc:               # noqa: BLE001 - one citation's failure must not lose the others
+        log.warning("%s", config.redact(f"{url}: check failed: {type(exc).__name__}: {exc}"))
+        trace = Trace(claim, url, _row(url, None, NOT_FOUND, "check_failed"))
     trace.row = gated(trace.row, ctx.settings.auto_accept if threshold is None else threshold)
     return trace
 
@@ -138,6 +165,9 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
     claim = args.claim.strip()
     if not claim:
         raise ValueError("--claim must not be empty")
+    for name, text in [("--claim", claim), *(("--url", url) for url in args.urls)]:
+        if not is_text(text):
+            raise ValueError(f"{name} is not valid text (an undecodable byte or a lone surrogate)")
     for url in args.urls:
         try:
             netguard.check_url(url, allow_private=True)   # scheme and host only; addresses are fetch's

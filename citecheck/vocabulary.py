@@ -56,16 +56,34 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason("http_410", UNREACHABLE, False, "the origin answered 410 (gone on purpose)"),
     Reason("soft_404", UNREACHABLE, False, "a short 200 page that reads like 'page not found'"),
     Reason("redirected_to_homepage", NOT_FOUND, False, "a deep link whose final path is /"),
-    Reason("pdf_unsupported", NOT_FOUND, False, "a PDF, which is not read"),
+    Reason("pdf_unsupported", NOT_FOUND, False,
+           "a PDF with no text to read: encrypted (a password is needed) or a scan (images only)"),
+    Reason("pdf_too_large", NOT_FOUND, False,
+           "a PDF over PDF_MAX_BYTES or PDF_MAX_PAGES (never read in part)"),
+    Reason("pdf_corrupt", NOT_FOUND, False, "a PDF the reader cannot parse"),
+    Reason("not_pdf", NOT_FOUND, False, "served as a PDF, but it has no %PDF- header"),
     Reason("empty_page", NOT_FOUND, False, "no text at all, even after JavaScript rendering"),
     Reason("unsupported_content", NOT_FOUND, False, "a content type that is neither HTML nor text"),
     Reason("invalid_url", UNREACHABLE, False, "not an http(s) URL with a host"),
     Reason("too_many_redirects", UNREACHABLE, False, "more redirect hops than the fetcher follows"),
+    Reason("paywall", UNREACHABLE, False,
+           "the origin answered 402, or a short page marked isAccessibleForFree=false (schema.org)"),
+    Reason("login_required", UNREACHABLE, False,
+           "the origin answered 401, a deep link landed on a login page, or a short page is a login form"),
     Reason("evidence_quote_not_in_source", NOT_FOUND, False,
            "the judge's quote is not verbatim in the passages it was shown (the guard)"),
     Reason("judge_output_invalid", NOT_FOUND, False, "the judge answered off its contract"),
     Reason("cache_miss", UNREACHABLE, False, "a dry run's cache does not hold the call (API only)"),
-    Reason("crawl_failed", UNREACHABLE, True, "timeouts, connection errors, 429 or 5xx after the retries"),
+    Reason("crawl_failed", UNREACHABLE, True,
+           "timeouts (FETCH_DEADLINE in all), connection errors, unreadable answers, 5xx after retries"),
+    Reason("rate_limited", UNREACHABLE, True, "the origin answered 429 after the retries"),
+    Reason("bot_challenge", UNREACHABLE, True,
+           "a short page (any status) that is a robot check: CAPTCHA, 'checking your browser', 'denied'"),
+    Reason("access_denied", UNREACHABLE, True,
+           "the origin answered 403 with no challenge, paywall or login page: it refused this client"),
+    Reason("pdf_truncated", UNREACHABLE, True, "a PDF with no %%EOF at its end: the download was cut short"),
+    Reason("pdf_too_slow", NOT_FOUND, True, "reading the PDF's text took longer than PDF_MAX_SECONDS"),
+    Reason("fetch_error", UNREACHABLE, True, "the fetcher raised an unexpected error (its type in the log)"),
     Reason("dns_failure", UNREACHABLE, True, "the host does not resolve"),
     Reason("blocked_address", UNREACHABLE, True, "the SSRF guard refused the address"),
     Reason("blocked_url", UNREACHABLE, True, "blocked_address's name in early releases (old audit rows)"),
@@ -180,3 +198,11 @@ class SourceRow(_Row):
 
 CHECK_COLUMNS = ("id", "status", "relation", "confidence", "verdict", "auto")
 """What `check` prints, in the table and in --json."""
+
+# ---------------------------------------------------------------- LLM answers (citecheck.extract)
+
+ANSWER_FORMATS = ("markdown", "anthropic", "openai", "perplexity")
+"""The answer formats `extract` reads (one reader each); `auto` picks one of them."""
+MARKDOWN_ANSWER, ANTHROPIC_ANSWER, OPENAI_ANSWER, PERPLEXITY_ANSWER = ANSWER_FORMATS
+ANSWER_FORMAT_CHOICES = ("auto", *ANSWER_FORMATS)
+"""What a command's answer-format option accepts."""

@@ -5,11 +5,12 @@ import logging
 import subprocess
 import sys
 import threading
+import time
 
 import httpx
 import pytest
 
-from citecheck import config
+from citecheck import cancellation, config
 from citecheck.api import Limits, create_app
 from citecheck.cache import CacheMiss
 from citecheck.config import Secrets, Settings, parse_origins
@@ -156,6 +157,42 @@ def test_too_long_claim_is_422_naming_the_limit():
     assert post(app_with(max_claim_chars=50), {"claim": "é" * 50, "urls": [URL]}).status_code == 200
 
 
+@pytest.mark.parametrize("body, words", [
+    (b'{"claim": "caf\xe9", "urls": ["https://example.org/"]}', "not UTF-8 (byte 14)"),
+    (b'\xff\xfe{}', "not UTF-8 (byte 0)"),
+    (b'{"claim": "c", "urls": [' + b"[" * 5000 + b"]" * 5000 + b"]}", "nested 5002 levels deep"),
+    (b"[" * 30000 + b"]" * 30000, "nested 30000 levels deep"),
+])
+def test_undecodable_or_deeply_nested_body_is_422_not_400(body, words):
+    fake = FakeVerify()
+    response = post(app_with(fake), content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text
+    (error,) = response.json()["detail"]
+    assert error["loc"] == ["body"] and error["type"] == "json_invalid" and words in error["msg"]
+    assert fake.calls == []
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    fake = FakeVerify()
+    claim = "[" * 100 + "{" * 100
+    assert post(app_with(fake), {"claim": claim, "urls": [URL]}).status_code == 200
+    assert fake.calls == [(claim, [URL])]
+
+
+@pytest.mark.parametrize("body, where", [
+    (b'{"claim": "\\ud800 boils", "urls": ["https://example.org/"]}', ["body", "claim"]),
+    (b'{"claim": "boils \\udfff", "urls": ["https://example.org/"]}', ["body", "claim"]),
+    (b'{"claim": "c", "urls": ["https://example.org/\\udfff"]}', ["body", "urls"]),
+    (b'{"claim": "c", "urls": ["https://example.org/", "https://\\ud800.example/"]}', ["body", "urls"]),
+])
+def test_a_lone_surrogate_in_the_claim_or_a_url_is_422_not_500(body, where):
+    fake = FakeVerify()
+    response = post(app_with(fake), content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text
+    assert any(e["loc"] == where for e in response.json()["detail"])
+    assert fake.calls == []
+
+
 # --- 413: oversized body, refused before parsing ----------------------------------------------------------
 
 def test_oversized_body_is_413_before_parsing():
@@ -238,27 +275,80 @@ def test_queued_request_runs_when_a_slot_frees_in_time():
     assert [r.status_code for r in asyncio.run(scenario())] == [200, 200]
 
 
-def test_slow_verification_is_504_and_keeps_its_slot_until_it_really_ends():
-    gate = threading.Event()
-    fake = FakeVerify(gate=gate)
-    app = app_with(fake, concurrency=1, deadline=0.2, queue_timeout=0.2)
+class LargePage:
+    """A verification that would run for `seconds` (a huge page), checking for cancellation as verify does."""
+
+    def __init__(self, seconds=20.0):
+        self.seconds, self.cancelled, self.finished = seconds, [], []
+
+    def __call__(self, claim, urls):
+        if not claim.startswith("large"):
+            return verdict(claim, urls)
+        started = time.monotonic()
+        try:
+            while time.monotonic() - started < self.seconds:
+                cancellation.check()
+                time.sleep(0.02)
+        except cancellation.Cancelled:
+            self.cancelled.append(claim)
+            raise
+        self.finished.append(claim)
+        return verdict(claim, urls)
+
+
+def test_verify_keeps_answering_while_four_large_page_requests_run():
+    """Four requests on huge pages take every slot; at their deadline they get 504, their slots are free
+    again and their work stops, so the other requests are answered instead of 429 for minutes."""
+    large = LargePage()
+    app = app_with(FakeVerify(large), concurrency=4, deadline=0.5, queue_timeout=0.1)
 
     async def scenario():
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-            slow = await client.post("/verify", json={"claim": "slow", "urls": [URL]})
-            blocked = await client.post("/verify", json={"claim": "next", "urls": [URL]})  # slot still busy
-            gate.set()
-            for _ in range(50):
+            started = time.monotonic()
+            slow = [asyncio.create_task(client.post("/verify", json={"claim": f"large {n}", "urls": [URL]}))
+                    for n in range(4)]
+            await asyncio.sleep(0.05)                                           # they take the slots first
+            others = []
+            while time.monotonic() - started < 2.0:
+                response = await client.post("/verify", json={"claim": "small", "urls": [URL]})
+                others.append((time.monotonic() - started, response.status_code))
                 await asyncio.sleep(0.05)
-                after = await client.post("/verify", json={"claim": "after", "urls": [URL]})
-                if after.status_code == 200:
-                    break
-            return slow, blocked, after
-    slow, blocked, after = asyncio.run(scenario())
-    assert slow.status_code == 504 and slow.json()["detail"] == "verification took longer than 0.2 s (API_DEADLINE)"
-    assert blocked.status_code == 429
-    assert after.status_code == 200
+            return [await task for task in slow], others
+    slow, others = asyncio.run(scenario())
+    assert [r.status_code for r in slow] == [504] * 4
+    assert slow[0].json()["detail"] == "verification took longer than 0.5 s (API_DEADLINE)"
+    assert {status for at, status in others if at < 0.4} == {429}         # every slot was busy
+    after = [status for at, status in others if at > 0.8]
+    assert after and set(after) == {200}                                   # slots freed at the deadline
+    for _ in range(100):                                                   # the work itself stopped
+        if len(large.cancelled) == 4:
+            break
+        time.sleep(0.02)
+    assert sorted(large.cancelled) == [f"large {n}" for n in range(4)] and large.finished == []
+
+
+def test_a_slot_is_released_once_when_the_deadline_passes_and_the_work_ends_later():
+    first, later = threading.Event(), threading.Event()
+
+    def verify(claim, urls):
+        (first if claim == "slow" else later).wait(10)
+        return verdict(claim, urls)
+    app = app_with(FakeVerify(verify), concurrency=1, deadline=1.0, queue_timeout=0.3)
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            slow = await client.post("/verify", json={"claim": "slow", "urls": [URL]})     # 504, slot freed
+            first.set()                                                                 # its work ends too
+            await asyncio.sleep(0.1)
+            both = asyncio.gather(*(client.post("/verify", json={"claim": c, "urls": [URL]}) for c in "ab"))
+            await asyncio.sleep(0.5)
+            later.set()
+            return slow, await both
+    slow, (a, b) = asyncio.run(scenario())
+    assert slow.status_code == 504
+    assert sorted([a.status_code, b.status_code]) == [200, 429]     # one slot, not two: released only once
 
 
 # --- upstream failures: a labelled verdict, not an error -------------------------------------------------
@@ -333,10 +423,12 @@ def test_each_request_is_logged_without_its_body(caplog):
 
 def test_limits_default_from_config_and_bad_values_name_the_variable():
     assert Settings.from_env({}).api == Limits()
-    limits = Settings.from_env({"API_MAX_URLS": "25", "API_DEADLINE": "1.5"}).api
-    assert (limits.max_urls, limits.deadline) == (25, 1.5)
+    assert (Limits().header_timeout, Limits().body_timeout) == (10.0, 20.0)
+    limits = Settings.from_env({"API_MAX_URLS": "25", "API_DEADLINE": "1.5", "API_HEADER_TIMEOUT": "3",
+                                "API_BODY_TIMEOUT": "4"}).api
+    assert (limits.max_urls, limits.deadline, limits.header_timeout, limits.body_timeout) == (25, 1.5, 3, 4)
     for name, bad in [("API_MAX_URLS", "0"), ("API_CONCURRENCY", "two"), ("API_MAX_BODY_BYTES", "1.5"),
-                      ("API_DEADLINE", "-1")]:
+                      ("API_DEADLINE", "-1"), ("API_HEADER_TIMEOUT", "0"), ("API_BODY_TIMEOUT", "x")]:
         with pytest.raises(ValueError, match=name):
             Settings.from_env({name: bad})
 
@@ -408,6 +500,23 @@ def test_missing_judge_key_is_503_naming_it_and_no_key_leaks(monkeypatch, caplog
     assert FAKE_TOKEN not in response.text and FAKE_TOKEN not in caplog.text
 
 
+def test_a_rejected_crawlbase_token_is_503_naming_it_not_500(tmp_path, caplog):
+    from standins.crawlbase import Answer, CrawlingStandIn
+    import crawlbase.base_api
+    wrong = "cbFAKEwrong-4f1d2c9e-leak"
+    try:
+        with CrawlingStandIn(lambda call: Answer("text")) as api:
+            ctx = context(cache_path=tmp_path / "cache.json", crawlbase_api_url=api.url, crawlbase_timeout=2,
+                          secrets=Secrets({"CRAWLBASE_TOKEN": wrong}))
+            with caplog.at_level(logging.DEBUG):
+                response = post(create_app(ctx), {"claim": "c", "urls": [URL]})
+    finally:
+        crawlbase.base_api.CRAWLBASE_API_URL = "https://api.crawlbase.com/"
+    assert response.status_code == 503
+    assert response.json()["detail"] == "CRAWLBASE_TOKEN was rejected (Crawlbase HTTP 401)"
+    assert wrong not in response.text and wrong not in caplog.text
+
+
 def test_offline_cache_miss_through_the_api_is_a_labelled_verdict(tmp_path):
     ctx = context(offline=True, allow_private=True, cache_path=tmp_path / "cache.json")
     with site.start(port=0) as fixture:
@@ -423,7 +532,6 @@ def test_offline_cache_miss_through_the_api_is_a_labelled_verdict(tmp_path):
 
 import contextlib  # noqa: E402
 import os  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from standins.judge import free_port, judge_standin, verdict_json  # noqa: E402
@@ -511,3 +619,71 @@ def test_the_readme_curl_replays_from_the_committed_cache(tmp_path):
     assert (body["overall"], rows(response)) == ("supported", [
         (README_BODY["urls"][0], "supported", None), (README_BODY["urls"][1], "unreachable", "http_404")])
     assert body["citations"][0]["evidence_quote"] == "At sea level, pure water boils at 100 °C (212 °F)."
+
+
+# --- the server itself: request heads and bodies that never finish ---------------------------------------
+
+@contextlib.contextmanager
+def live_server(app, limits):
+    """`serve`'s uvicorn server (the guarded protocol) in a thread on a free loopback port."""
+    import uvicorn
+
+    from citecheck import serving
+    port = free_port()
+    server = uvicorn.Server(serving.server_config(app, limits, "127.0.0.1", port, "warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def closed_with(sock) -> bytes | None:
+    """What the server sent before closing the connection; None if it is still open."""
+    sock.settimeout(3)
+    received = b""
+    try:
+        while chunk := sock.recv(4096):
+            received += chunk
+    except TimeoutError:
+        return None
+    return received
+
+
+def test_half_sent_heads_and_bodies_are_answered_408_and_closed():
+    """200 clients that stop half-way through the body and 200 that stop inside the head: with a 1 s head
+    and body deadline, every one of the 400 connections gets 408 and is closed (uvicorn alone keeps them)."""
+    from standins.slow_origin import half_sent
+    limits = Limits(header_timeout=1.0, body_timeout=1.0)
+    fake = FakeVerify()
+    with live_server(create_app(context(), fake, limits=limits), limits) as port:
+        sockets = half_sent(port, 200)
+        time.sleep(1.5)
+        answers = [closed_with(sock) for sock in sockets]
+        for sock in sockets:
+            sock.close()
+        fine = httpx.post(f"http://127.0.0.1:{port}/verify", json={"claim": "c", "urls": [URL]}, timeout=10)
+    assert [a is not None and a.startswith(b"HTTP/1.1 408") for a in answers] == [True] * 400
+    assert b"API_BODY_TIMEOUT" in answers[0] and b"API_HEADER_TIMEOUT" in answers[-1]
+    assert fine.status_code == 200 and fake.calls == [("c", [URL])]
+
+
+def test_a_kept_alive_connection_that_starts_a_second_head_and_stops_is_closed():
+    import socket
+    limits = Limits(header_timeout=1.0, body_timeout=1.0)
+    with live_server(create_app(context(), FakeVerify(), limits=limits), limits) as port:
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+        first = sock.recv(65536)
+        sock.sendall(b"GET /hea")                       # a second request, never finished
+        time.sleep(1.5)
+        rest = closed_with(sock)
+        sock.close()
+    assert first.startswith(b"HTTP/1.1 200") and rest is not None
+    assert (first + rest).count(b"HTTP/1.1 ") == 2 and (first + rest).endswith(b"(API_HEADER_TIMEOUT)\"}")

@@ -345,6 +345,7 @@ def crawlbase(fixture_site, monkeypatch):
         judge.script.content = scripted_model
         monkeypatch.setenv("CRAWLBASE_TOKEN", NORMAL_TOKEN)
         monkeypatch.setenv("CRAWLBASE_API_URL", api.url)
+        monkeypatch.setenv("CITECHECK_ALLOW_HOSTS", f"{fixture_site.host}:{fixture_site.port}")   # the PDF: direct
         monkeypatch.setenv("OPENAI_BASE_URL", judge.url + "/v1")
         monkeypatch.setattr(fetch.pages, "BACKOFF", (0.0, 0.0))
         yield storage
@@ -380,7 +381,7 @@ def test_batch_through_crawlbase_and_the_judge_writes_csv_and_audit_rows_without
         ("h1", "supported", "", "supported"), ("h1", "unreachable", "http_404", "supported"),
         ("h2", "contradicted", "", "contradicted"),
         ("h3", "not_found", "evidence_quote_not_in_source", "not_found"),
-        ("h4", "not_found", "pdf_unsupported", "not_found"),
+        ("h4", "not_found", "", "not_found"),                  # the PDF, downloaded directly, read and judged
         ("h4", "not_found", "redirected_to_homepage", "not_found"),
         ("h4", "unreachable", "soft_404", "not_found"), ("h4", "unreachable", "crawl_failed", "not_found")]
     assert rows[0]["evidence_quote"] == SEA_LEVEL and rows[2]["final_url"] == url("/articles/boiling-point")

@@ -3,13 +3,14 @@ import json
 import socket
 from pathlib import Path
 
+import answers_expected as expected
 import pytest
 
 from citecheck import batch, extract, matching, pdf_text, sources
 from citecheck.extract import sentences
 
 ANSWERS = "data/answers"
-SITE = "http://127.0.0.1:8731"
+SITE = expected.SITE
 RFC = "data/rfc7519.txt"
 
 
@@ -42,78 +43,29 @@ def perplexity(content, **extra):
 
 # ------------------------------------------------------------ the example answers, exactly
 
-def test_markdown_example():
-    result = extract.extract_file(f"{ANSWERS}/markdown.md")
-    assert result.format == "markdown"
-    assert claims(result) == [
-        ("At sea level, pure water boils at 100 °C (212 °F).",
-         [f"{SITE}/articles/boiling-point", f"{SITE}/articles/boiling-point-table-2019"]),
-        ("Water boils at 212 °F at sea level.",
-         [f"{SITE}/articles/water-boiling-point", f"{SITE}/blog/2021/03/boiling-at-altitude"]),
-        ("At 3,000 metres above sea level, water boils at roughly 90 °C, as the altitude guide explains, "
-         "which is why pasta takes longer there.", [f"{SITE}/guides/cooking-at-altitude"]),
-        ("A tablespoon of salt raises the boiling point of pasta water by several degrees.",
-         [f"{SITE}/articles/boiling-point"]),
-        ("Limescale inside a kettle raises the temperature at which its water boils.",
-         [f"{SITE}/articles/kettle-scale-myths"]),
-    ]
-    assert [c["id"] for c in result.claims] == ["c1", "c2", "c3", "c4", "c5"]
+@pytest.mark.parametrize("name", list(expected.CLAIMS))
+def test_each_url_citing_example(name):
+    result = extract.extract_file(f"{ANSWERS}/{name}")
+    assert result.format == extract.detect(Path(ANSWERS, name).read_text(encoding="utf-8"))
+    assert claims(result) == expected.CLAIMS[name]
+    assert [c["id"] for c in result.claims] == [f"c{n}" for n in range(1, len(result.claims) + 1)]
     assert result.citations == []
-    assert [str(p) for p in result.problems] == [
-        f"line 22:1: source [5] ({SITE}/articles/steam-tables) is never cited"]
+    assert [str(p) for p in result.problems] == expected.PROBLEMS[name]
 
 
-def test_perplexity_example():
-    result = extract.extract_file(f"{ANSWERS}/perplexity.json")
-    assert result.format == "perplexity"
-    assert claims(result) == [
-        ("Inside a pressure cooker, water does not boil until it reaches about 120 °C.",
-         [f"{SITE}/premium/pressure-cooking", f"{SITE}/articles/steam-tables"]),
-        ("At 3,000 metres above sea level, water boils at roughly 90 °C.",
-         [f"{SITE}/reports/boiling-point-survey.pdf", f"{SITE}/app/boiling-calculator"]),
-        ("Water does not boil at 100 °C at sea level.", [f"{SITE}/articles/boiling-point"]),
-    ]
-    assert problems(result) == [("dangling_marker", "$.choices[0].message.content, line 5:176"),
-                                ("uncited_source", "$.citations[5]")]
-    assert "marker [7] has no source (the numbered sources are [1]-[6])" in str(result.problems[0])
-
-
-def test_openai_example():
-    result = extract.extract_file(f"{ANSWERS}/openai.json")
-    assert result.format == "openai"
-    assert claims(result) == [
-        ("At sea level, pure water boils at 100 °C (212 °F).",
-         [f"{SITE}/articles/boiling-point", f"{SITE}/articles/boiling-point-table-2019"]),
-        ("Water boils at 212 °F at sea level.",
-         [f"{SITE}/articles/water-boiling-point", f"{SITE}/blog/2021/03/boiling-at-altitude"]),
-        ("Limescale inside a kettle raises the temperature at which its water boils.",
-         [f"{SITE}/articles/kettle-scale-myths"]),
-    ]
-    assert [str(p) for p in result.problems] == [
-        "$.output[1].content[0].annotations[5]: characters 451-571 fall outside the text (531 characters); "
-        f"citation of {SITE}/articles/boiling-point skipped"]
-
-
-def test_anthropic_web_search_example():
-    result = extract.extract_file(f"{ANSWERS}/anthropic_web.json")
-    assert result.format == "anthropic"
-    assert claims(result) == [
-        ("At sea level, pure water boils at 100 °C (212 °F).", [f"{SITE}/articles/boiling-point"]),
-        ("Inside a pressure cooker, water does not boil until it reaches about 120 °C.",
-         [f"{SITE}/articles/boiling-point", f"{SITE}/premium/pressure-cooking"]),
-        ("Higher up it is the other way round: at 3,000 metres above sea level, water boils at roughly 90 °C, "
-         "so food cooked in boiling water takes longer.", [f"{SITE}/guides/cooking-at-altitude"]),
-    ]
-    assert result.problems == []
+def test_problem_kinds_of_the_examples():
+    kinds = {name: [p.kind for p in extract.extract_file(f"{ANSWERS}/{name}").problems]
+             for name in expected.CLAIMS}
+    assert kinds == {"markdown.md": ["uncited_source"], "openai.json": ["out_of_range"], "anthropic_web.json": [],
+                     "perplexity.json": ["dangling_marker", "uncited_source"]}
 
 
 def test_anthropic_rfc_example_gives_the_cookbook_citations_and_their_statuses():
     raw = Path(RFC).read_text(encoding="utf-8")
     result = extract.extract_file(f"{ANSWERS}/anthropic_rfc.json", documents=[raw])
     given = {c["id"]: c for c in json.loads(Path("data/citations.json").read_text(encoding="utf-8"))}
-    expected_ids = ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "C9"]
     assert [c["id"] for c in result.citations] == [f"q{n}" for n in range(1, 9)]
-    assert [c["claim"] for c in result.citations] == [given[i]["claim"] for i in expected_ids]
+    assert [c["claim"] for c in result.citations] == [given[i]["claim"] for i in expected.RFC_CLAIM_IDS]
     for citation in result.citations:
         assert citation["section"] is None and citation["document"] == "RFC 7519"
         assert citation["document_index"] == 0
@@ -123,9 +75,7 @@ def test_anthropic_rfc_example_gives_the_cookbook_citations_and_their_statuses()
         ("cited_text_mismatch", "$.content[9].citations[0]"), ("cited_text_mismatch", "$.content[15].citations[0]")]
     document = sources.load(RFC)
     statuses = [matching.locate(c["quote"], document, c["section"]) for c in result.citations]
-    assert [(m.status, m.section) for m in statuses] == [
-        ("found", "4.1.4"), ("found", "4.1.1"), ("found", "1"), ("found", "8"), ("missing", None),
-        ("found", "4.1.4"), ("found", "4.1.7"), ("misquoted", "4.1.3")]
+    assert [(m.status, m.section) for m in statuses] == expected.RFC_STATUSES
 
 
 def test_anthropic_rfc_example_without_the_document_checks_lengths_only():
@@ -139,12 +89,10 @@ def test_anthropic_pdf_example_against_the_excerpt_pdf():
     document = pdf_text.load(f"{ANSWERS}/rfc7519-excerpt.pdf")
     result = extract.extract_file(f"{ANSWERS}/anthropic_pdf.json", documents=[document])
     assert result.problems == []
-    assert [(c["section"], c["start_page_number"], c["end_page_number"]) for c in result.citations] == [
-        ("1", 1, 2), ("1", 1, 2), ("1", 1, 3), ("1", 1, 2), ("2", 2, 3), ("2", 2, 3)]
-    assert {c["document"] for c in result.citations} == {"rfc7519-excerpt.pdf"}
     statuses = [matching.locate(c["quote"], document, c["section"]) for c in result.citations]
-    assert [(m.status, m.section) for m in statuses] == [
-        ("found", "1"), ("found", "1"), ("found", "1-2"), ("misquoted", "1"), ("found", "2"), ("missing", None)]
+    assert [(c["section"], c["start_page_number"], c["end_page_number"], m.status, m.section)
+            for c, m in zip(result.citations, statuses)] == expected.PDF_QUOTES
+    assert {c["document"] for c in result.citations} == {"rfc7519-excerpt.pdf"}
 
 
 def test_page_past_the_last_page_is_out_of_range():

@@ -17,6 +17,9 @@ from citecheck.fetch import FetchResult, pages
 from citecheck.fetch.crawlbase import CRAWLBASE_OPTIONS
 from citecheck.fetch.pages import BACKOFF
 from standins.crawlbase import JS_TOKEN, NORMAL_TOKEN, Answer, CrawlingStandIn
+from standins.http import StandIn
+
+from citecheck.config import PdfLimits, parse_origins
 
 TARGET = "https://kettle.example/articles/boiling-point"
 ARTICLE = "\n\n".join(["At sea level, pure water boils at 100 °C (212 °F), the figure recipes assume."] * 8)
@@ -256,11 +259,14 @@ def test_offline_replay_returns_the_identical_result_without_a_call(crawl, run):
     assert len(api.calls) == 2
 
 
-def test_a_pdf_is_never_crawled(crawl, run):
+def test_a_pdf_is_downloaded_directly_never_crawled(crawl, fixture_site, run):
     api = crawl(lambda call: Answer(ARTICLE))
-    result = fetch.fetch("https://kettle.example/reports/Survey.PDF", run.ctx)
-    assert (result.label, result.reason, result.backend) == ("not_found", "pdf_unsupported", "crawlbase")
+    run.ctx = run.ctx.replace(allow_private=True)
+    result = fetch.fetch(fixture_site.url("/reports/boiling-point-survey.pdf"), run.ctx)
+    assert (result.label, result.reason, result.backend) == (None, None, "direct")
+    assert "it came to a full boil at roughly 90 °C" in " ".join(result.markdown.split())
     assert api.calls == []
+    assert '"fetch.pdf"' in cache_text(run)
 
 
 def test_the_stand_in_origin_mode_crawls_the_fixture_site(crawl, fixture_site, run):
@@ -336,7 +342,7 @@ def test_direct_refuses_loopback_without_the_allowance(fixture_site, run):
 def test_direct_checks_every_redirect_hop(direct, monkeypatch, run):
     """A public page must not bounce the fetch into the private network: netguard sees each hop."""
     seen = []
-    real = netguard.check_url
+    real = netguard.vet
 
     def check(url, **kwargs):
         seen.append(url)
@@ -344,7 +350,7 @@ def test_direct_checks_every_redirect_hop(direct, monkeypatch, run):
             raise netguard.BlockedURL("loopback", "test")
         return real(url, **kwargs)
 
-    monkeypatch.setattr(netguard, "check_url", check)
+    monkeypatch.setattr(netguard, "vet", check)
     result = fetch.fetch(direct.url("/articles/water-boiling-point"), run.ctx)
     assert seen == [direct.url("/articles/water-boiling-point"), direct.url("/articles/boiling-point")]
     assert (result.label, result.reason) == ("unreachable", "blocked_address")
@@ -381,3 +387,347 @@ def test_soft_404_needs_both_a_short_page_and_not_found_wording():
 ])
 def test_homepage_rule(url, final, expected):
     assert fetch.settle(url, final, 200, ARTICLE) == expected
+
+
+# ------------------------------------------------------------------ a hostile world: bounded, labelled
+
+import gzip  # noqa: E402
+import socket  # noqa: E402
+import time  # noqa: E402
+
+from standins.slow_origin import SlowOrigin, drip, drip_head, page, raw, reset, response, routes, stall  # noqa: E402
+
+PAGE_HTML = "<html><body><article>" + "".join(f"<p>{line}</p>" for line in ARTICLE.split("\n\n")) + \
+    "</article></body></html>"
+
+
+@pytest.fixture
+def loopback(run):
+    """The direct fetcher allowed to reach loopback (the stand-ins), with the default limits."""
+    run.ctx = run.ctx.replace(allow_private=True)
+    return run
+
+
+@pytest.fixture
+def hostile(run):
+    """The direct fetcher allowed to reach loopback, a short total deadline, a long per-read timeout."""
+    run.ctx = run.ctx.replace(allow_private=True, fetch_timeout=30.0, fetch_deadline=1.5)
+    return run
+
+
+def timed(call):
+    started = time.monotonic()
+    result = call()
+    return result, time.monotonic() - started
+
+
+@pytest.mark.parametrize("behaviour", [
+    drip(response(200, length=len(PAGE_HTML.encode())), PAGE_HTML.encode(), 0.2),   # 1 byte / 0.2 s: ~3 min
+    drip_head(response(200, length=100) + b"x" * 100, 0.2),                          # the head itself drips
+    stall(response(200, length=1000)),                                               # a head, then silence
+    stall(),                                                                          # silence from the start
+], ids=["drip-body", "drip-head", "stall-after-head", "stall"])
+def test_a_slow_origin_cannot_hold_a_direct_fetch_past_the_deadline(hostile, behaviour):
+    """FETCH_TIMEOUT (30 s here) bounds one read; FETCH_DEADLINE (1.5 s) the whole fetch, with its retries."""
+    with SlowOrigin(behaviour) as origin:
+        result, seconds = timed(lambda: fetch.fetch(origin.url + "/page", hostile.ctx))
+    assert (result.label, result.reason) == ("unreachable", "crawl_failed")
+    assert seconds < 6, f"the fetch took {seconds:.1f} s with a 1.5 s deadline"
+    assert origin.url not in cache_text(hostile)
+
+
+def test_a_reset_connection_is_retried_then_crawl_failed(hostile):
+    hostile.ctx = hostile.ctx.replace(fetch_deadline=60.0)
+    with SlowOrigin(reset(response(200, length=5000) + b"<p>half")) as origin:
+        result = fetch.fetch(origin.url + "/page", hostile.ctx, sleep=NO_WAIT)
+    assert (result.label, result.reason) == ("unreachable", "crawl_failed")
+    assert origin.connections == 1 + len(BACKOFF)
+
+
+def test_no_retry_is_waited_for_past_the_deadline(hostile):
+    from citecheck.fetch.html_text import readable_markdown
+    readable_markdown("<p>warm up</p>")                 # trafilatura's first import is not the origin's time
+    waits = []
+
+    def wait(seconds):
+        waits.append(seconds)
+        time.sleep(seconds)
+    with SlowOrigin(page("busy", status=503)) as origin:
+        result = fetch.fetch(origin.url + "/page", hostile.ctx.replace(fetch_deadline=3.0), sleep=wait)
+    assert (result.reason, result.original_status) == ("crawl_failed", 503)
+    assert waits == [BACKOFF[0]]                        # 1 s fits in 3 s; the 3 s wait would end past it
+
+
+def test_the_crawling_api_dripping_cannot_hold_a_crawlbase_fetch_past_the_deadline(make_ctx, run):
+    body = gzip.compress(ARTICLE.encode(), mtime=0)
+    headers = {"original_status": "200", "cb_status": "200", "url": TARGET, "Content-Encoding": "gzip"}
+    head = response(200, headers, len(body), "text/plain; charset=utf-8")
+    try:
+        with SlowOrigin(drip(head, body, 0.2)) as api:
+            run.ctx = make_ctx(secrets={"CRAWLBASE_TOKEN": NORMAL_TOKEN}, crawlbase_api_url=api.url,
+                               crawlbase_timeout=30.0, fetch_deadline=1.5)
+            result, seconds = timed(lambda: fetch.fetch(TARGET, run.ctx))
+    finally:
+        crawlbase.base_api.CRAWLBASE_API_URL = "https://api.crawlbase.com/"
+    assert (result.label, result.reason) == ("unreachable", "crawl_failed")
+    assert seconds < 6, f"the fetch took {seconds:.1f} s with a 1.5 s deadline"
+    assert TARGET not in cache_text(run)
+
+
+@pytest.mark.parametrize("answer", [
+    response(200, {"original_status": "200", "cb_status": "200"}, 18, "application/json; charset=utf-8")
+    + b"<html>not json</ht",                                                          # JSON type, not JSON
+    response(200, {"original_status": "200", "cb_status": "200", "Content-Encoding": "gzip"}, 40,
+             "text/plain; charset=utf-8") + gzip.compress(ARTICLE.encode(), mtime=0)[:40],   # truncated gzip
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\nshort",                          # cut before its length
+], ids=["json-type-not-json", "truncated-gzip", "short-body"])
+def test_a_crawling_api_answer_that_cannot_be_read_is_crawl_failed_not_a_traceback(answer, make_ctx, run):
+    try:
+        with SlowOrigin(raw(answer)) as api:
+            run.ctx = make_ctx(secrets={"CRAWLBASE_TOKEN": NORMAL_TOKEN}, crawlbase_api_url=api.url,
+                               crawlbase_timeout=2.0)
+            result = fetch.fetch(TARGET, run.ctx, sleep=NO_WAIT)
+    finally:
+        crawlbase.base_api.CRAWLBASE_API_URL = "https://api.crawlbase.com/"
+    assert (result.label, result.reason) == ("unreachable", "crawl_failed")
+    assert TARGET not in cache_text(run)
+
+
+def test_any_unexpected_backend_exception_is_a_labelled_fetch_error_and_not_cached(direct, monkeypatch, run,
+                                                                                    caplog):
+    from citecheck.fetch import direct as direct_backend
+
+    def broken(html, url=None):
+        raise RuntimeError("a bug in an extractor")
+    monkeypatch.setattr(direct_backend, "readable_markdown", broken)
+    url = direct.url("/articles/boiling-point")
+    with caplog.at_level("WARNING", logger="citecheck.fetch"):
+        result = fetch.fetch(url, run.ctx)
+    assert (result.label, result.reason, result.detail) == ("unreachable", "fetch_error", "RuntimeError")
+    assert "RuntimeError: a bug in an extractor" in caplog.text
+    assert url not in cache_text(run)
+
+
+def test_a_rejected_crawlbase_token_is_a_missing_setting_naming_the_variable(crawl, make_ctx, run):
+    from citecheck.config import MissingSetting
+    api = crawl(lambda call: Answer(ARTICLE))
+    run.ctx = make_ctx(secrets={"CRAWLBASE_TOKEN": "cbFAKEwrong-000000"}, crawlbase_api_url=api.url)
+    with pytest.raises(MissingSetting) as raised:
+        fetch.fetch(TARGET, run.ctx)
+    assert raised.value.name == "CRAWLBASE_TOKEN"
+    assert str(raised.value) == "CRAWLBASE_TOKEN was rejected (Crawlbase HTTP 401)"
+
+
+# ------------------------------------------------------------------ pages that look empty but are not
+
+FRENCH = "<html><body><p>Été : l’eau bout à 100 °C au niveau de la mer.</p></body></html>"
+
+
+@pytest.mark.parametrize("charset", ["idna", "rot13", "no-such-codec"])
+def test_a_charset_that_cannot_decode_the_page_falls_back_to_detection(loopback, charset):
+    with SlowOrigin(page(FRENCH.encode("utf-8"), f"text/html; charset={charset}")) as origin:
+        result = fetch.fetch(origin.url + "/fr", loopback.ctx)
+    assert result.label is None and "l’eau bout à 100 °C" in result.markdown
+
+
+def test_a_page_with_an_xml_declaration_before_its_doctype_is_read(loopback):
+    body = ('<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE html>\n<html xmlns="http://www.w3.org/1999/xhtml">'
+            '<head><title>t</title></head><body><div><p>Water boils at one hundred degrees at sea level.</p>'
+            '</div></body></html>')
+    with SlowOrigin(page(body)) as origin:
+        result = fetch.fetch(origin.url + "/xhtml", loopback.ctx)
+    assert (result.label, result.markdown) == (None, "Water boils at one hundred degrees at sea level.")
+
+
+def test_a_page_nested_100000_divs_deep_is_read(loopback):
+    text = "Water boils at one hundred degrees Celsius at sea level, the survey says. " * 4
+    body = "<html><body>" + "<div>" * 100_000 + f"<p>{text}</p>" + "</div>" * 100_000 + "</body></html>"
+    with SlowOrigin(page(body)) as origin:
+        result = fetch.fetch(origin.url + "/deep", loopback.ctx)
+    assert result.label is None and result.markdown == text.strip()
+
+
+# ------------------------------------------------------------------ DNS rebinding
+
+@pytest.fixture
+def rebinding_dns(monkeypatch):
+    """`rebind*.test` names answer 127.0.0.1 the first time they are looked up and 127.0.0.2 after; the
+    guard treats 127.0.0.1 as public (it stands for a public page) and 127.0.0.2 as private."""
+    looked_up = {}
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if isinstance(host, str) and host.startswith("rebind") and host.endswith(".test"):
+            looked_up[host] = looked_up.get(host, 0) + 1
+            address = "127.0.0.1" if looked_up[host] == 1 else "127.0.0.2"
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, int(port or 80)))]
+        return real(host, port, *args, **kwargs)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(netguard, "why_refused",
+                        lambda address: "private" if str(address) == "127.0.0.2" else None)
+    return looked_up
+
+
+def test_the_direct_fetcher_connects_to_the_vetted_address_not_a_second_dns_answer(rebinding_dns, run):
+    with SlowOrigin(page(PAGE_HTML)) as public, \
+            SlowOrigin(page("<p>the internal admin page</p>"), host="127.0.0.2", port=public.port) as private:
+        result = fetch.fetch(f"http://rebind.test:{public.port}/article", run.ctx)
+    assert private.requests == []
+    assert len(public.requests) == 1
+    assert f"host: rebind.test:{public.port}".encode() in public.requests[0].lower()
+    assert result.label is None and "boils at 100 °C" in result.markdown
+    assert rebinding_dns == {"rebind.test": 1}                     # looked up once: by the guard
+
+
+def hop(location: str):
+    return raw(f"HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+               .encode())
+
+
+def test_every_redirect_hop_connects_to_its_own_vetted_address(rebinding_dns, run):
+    with SlowOrigin(None) as public, \
+            SlowOrigin(page("<p>the internal admin page</p>"), host="127.0.0.2", port=public.port) as private:
+        public.behaviour = routes({"/old": hop(f"http://rebind2.test:{public.port}/moved"),
+                                   "/moved": hop(f"http://rebind3.test:{public.port}/article"),
+                                   "/article": page(PAGE_HTML)})
+        result = fetch.fetch(f"http://rebind.test:{public.port}/old", run.ctx)
+    assert private.requests == []
+    assert [r.split(b" ", 2)[1] for r in public.requests] == [b"/old", b"/moved", b"/article"]
+    assert result.final_url == f"http://rebind3.test:{public.port}/article"
+    assert "boils at 100 °C" in result.markdown
+    assert rebinding_dns == {"rebind.test": 1, "rebind2.test": 1, "rebind3.test": 1}   # vetted once each
+
+
+def test_a_hop_whose_name_now_resolves_private_is_refused_before_it_connects(rebinding_dns, run):
+    with SlowOrigin(None) as public, \
+            SlowOrigin(page("<p>the internal admin page</p>"), host="127.0.0.2", port=public.port) as private:
+        public.behaviour = routes({"/old": hop("/moved"), "/moved": page(PAGE_HTML)})   # same host, again
+        result = fetch.fetch(f"http://rebind.test:{public.port}/old", run.ctx)
+    assert (result.label, result.reason) == ("unreachable", "blocked_address")
+    assert private.requests == [] and len(public.requests) == 1
+
+
+# ------------------------------------------------------------------ PDFs: fetched directly, read or labelled
+
+import pdfs  # noqa: E402 - the tests' PDF builder
+
+SURVEY = (site.SITE_DIR / "files" / "boiling-point-survey.pdf").read_bytes()
+PDF_TYPE = "application/pdf"
+
+
+def test_a_scanned_pdf_is_pdf_unsupported_and_says_it_has_no_text(direct, run):
+    url = direct.url("/reports/boiling-point-scan.pdf")
+    result = fetch.fetch(url, run.ctx)
+    assert (result.label, result.reason) == ("not_found", "pdf_unsupported")
+    assert result.detail == "no extractable text"
+    assert url in cache_text(run)                                      # a property of the file: cached
+
+
+@pytest.mark.parametrize("data, content_type, reason, detail, cached", [
+    (pdfs.encrypted(SURVEY, "secret"), PDF_TYPE, "pdf_unsupported", "encrypted", True),
+    (SURVEY[:len(SURVEY) // 2], PDF_TYPE, "pdf_truncated", None, False),
+    (b"<html><body>not a pdf at all</body></html>", PDF_TYPE, "not_pdf", None, True),
+    (b"%PDF-1.4\n" + b"garbage " * 40 + b"\n%%EOF\n", PDF_TYPE, "pdf_corrupt", None, True),
+], ids=["encrypted", "truncated", "not-a-pdf", "corrupt"])
+def test_a_pdf_that_cannot_be_read_gets_its_reason(loopback, data, content_type, reason, detail, cached):
+    with SlowOrigin(page(data, content_type)) as origin:
+        url = origin.url + "/report.pdf"
+        result = fetch.fetch(url, loopback.ctx)
+    assert (result.label, result.reason) == (pages.REASONS[reason].label, reason)
+    assert detail is None or result.detail == detail
+    assert (url in cache_text(loopback)) is cached
+
+
+def test_a_pdf_over_pdf_max_bytes_is_refused_before_it_is_downloaded(loopback):
+    loopback.ctx = loopback.ctx.replace(pdf=PdfLimits(max_bytes=10_000))
+    head = response(200, length=len(SURVEY), content_type=PDF_TYPE)
+    with SlowOrigin(stall(head)) as origin:                            # the head only: the body never comes
+        result, seconds = timed(lambda: fetch.fetch(origin.url + "/big.pdf", loopback.ctx))
+    assert (result.label, result.reason) == ("not_found", "pdf_too_large")
+    assert "over PDF_MAX_BYTES" in result.detail and seconds < 10
+
+
+def test_a_pdf_without_a_length_is_cut_at_pdf_max_bytes_and_refused_not_read_in_part(loopback):
+    loopback.ctx = loopback.ctx.replace(pdf=PdfLimits(max_bytes=10_000))
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\nConnection: close\r\n\r\n"
+    with SlowOrigin(raw(head + SURVEY)) as origin:
+        result = fetch.fetch(origin.url + "/big.pdf", loopback.ctx)
+    assert (result.reason, result.markdown) == ("pdf_too_large", "")
+
+
+def test_a_pdf_served_as_octet_stream_from_any_url_is_read(loopback):
+    with SlowOrigin(page(SURVEY, "application/octet-stream")) as origin:
+        result = fetch.fetch(origin.url + "/download?id=7", loopback.ctx)
+    assert result.label is None and "Forty-one readers" in result.markdown
+
+
+def test_a_pdf_link_that_redirects_into_the_private_network_is_refused(run):
+    with StandIn(lambda request: (200, {"Content-Type": PDF_TYPE}, SURVEY)) as internal, \
+            StandIn(lambda request: (302, {"Location": internal.url + "/secret.pdf"}, "")) as public:
+        run.ctx = run.ctx.replace(allow_hosts=parse_origins(public.url.removeprefix("http://")))
+        result = fetch.fetch(public.url + "/report.pdf", run.ctx)
+    assert (result.label, result.reason) == ("unreachable", "blocked_address")
+    assert internal.requests == [] and len(public.requests) == 1
+
+
+def test_a_pdf_replays_offline_from_its_own_cache_entry(direct, run):
+    url = direct.url("/reports/boiling-point-survey.pdf")
+    live = fetch.fetch(url, run.ctx)
+    run.ctx = run.ctx.replace(offline=True)
+    assert fetch.fetch(url, run.ctx) == live
+    with pytest.raises(cache.CacheMiss, match="fetch.pdf"):
+        fetch.fetch(direct.url("/reports/other.pdf"), run.ctx)
+
+
+# ------------------------------------------------------------------ sites that refuse robots
+
+@pytest.mark.parametrize("status, reason, cached", [
+    (401, "login_required", True), (402, "paywall", True), (403, "access_denied", False),
+    (429, "rate_limited", False),
+])
+def test_an_origin_that_refuses_through_crawlbase_gets_its_own_reason(crawl, status, reason, cached, run):
+    crawl(lambda call: Answer("Sorry.", original_status=status, cb_status=status))
+    result = fetch.fetch(TARGET, run.ctx, sleep=NO_WAIT)
+    assert (result.label, result.reason, result.original_status) == ("unreachable", reason, status)
+    assert (TARGET in cache_text(run)) is cached
+
+
+def test_a_challenge_page_through_crawlbase_is_a_bot_challenge_and_not_cached(crawl, run):
+    challenge = "# Just a moment...\n\nChecking your browser. Verify you are human to continue."
+    crawl(lambda call: Answer(challenge))
+    result = fetch.fetch(TARGET, run.ctx, sleep=NO_WAIT)
+    assert (result.label, result.reason) == ("unreachable", "bot_challenge")
+    assert TARGET not in cache_text(run)
+
+
+def test_a_deep_link_that_lands_on_a_login_page_is_login_required(crawl, run):
+    crawl(lambda call: Answer("# Sign in\n\n" + ARTICLE, url="https://kettle.example/users/sign_in?next=/a"))
+    assert fetch.fetch(TARGET, run.ctx).reason == "login_required"
+
+
+@pytest.mark.parametrize("text", [
+    "How to solve a CAPTCHA: a long article. " * 40,                      # long: an article about robots
+    "The access denied error explained. " * 40,
+])
+def test_a_long_article_about_challenges_is_not_a_challenge(text):
+    from citecheck.fetch.refusals import refusal
+    assert refusal(TARGET, TARGET, 200, text) is None
+
+
+def test_the_paywall_teaser_without_paywall_markup_is_still_judged(direct, run):
+    result = fetch.fetch(direct.url("/premium/pressure-cooking"), run.ctx)
+    assert (result.label, result.reason) == (None, None) and "Denis Papin" in result.markdown
+
+
+def test_the_fetch_limits_come_from_config_and_bad_values_name_the_variable():
+    from citecheck.config import Settings
+    defaults = Settings.from_env({})
+    assert (defaults.fetch_deadline, defaults.max_passages, defaults.pdf.max_bytes, defaults.pdf.max_pages,
+            defaults.pdf.max_seconds) == (60.0, 32, 20 * 1024 * 1024, 300, 60.0)
+    assert defaults == Settings()
+    changed = Settings.from_env({"FETCH_DEADLINE": "7.5", "MAX_PASSAGES": "8", "PDF_MAX_PAGES": "2"})
+    assert (changed.fetch_deadline, changed.max_passages, changed.pdf.max_pages) == (7.5, 8, 2)
+    for name, bad in [("FETCH_DEADLINE", "0"), ("MAX_PASSAGES", "2.5"), ("PDF_MAX_BYTES", "lots"),
+                      ("PDF_MAX_SECONDS", "-1")]:
+        with pytest.raises(ValueError, match=name):
+            Settings.from_env({name: bad})

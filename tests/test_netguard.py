@@ -136,3 +136,12 @@ def test_malformed_allow_hosts_is_an_error_naming_the_variable():
 def test_blocked_url_is_a_value_error_with_a_reason():
     error = BlockedURL("private", "detail")
     assert isinstance(error, ValueError) and error.reason == "private" and "detail" in str(error)
+
+
+def test_vet_returns_the_addresses_to_connect_to_or_none_when_lifted():
+    assert netguard.vet("https://public.test/a") == [PUBLIC]
+    assert netguard.vet(f"http://{PUBLIC}:8080/") == [PUBLIC]
+    assert netguard.vet("http://public6.test/") == ["2606:2800:21f:cb07:6820:80da:af6b:8b2c"]
+    assert netguard.vet("http://intranet.test/", allow_private=True) is None
+    with pytest.raises(BlockedURL):
+        netguard.vet("http://rebind.test/")

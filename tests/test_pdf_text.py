@@ -60,7 +60,8 @@ def test_sections_are_pages_then_page_pairs(notes):
     assert list(notes.sections) == ["1", "2", "1-2"]
     assert [s.title for s in notes.sections.values()] == ["page 1", "page 2", "pages 1-2"]
     assert notes.text == notes.sections["1"].text + "\n\n" + notes.sections["2"].text
-    assert notes.name == "notes.pdf" and notes.summary() == f"{len(notes.text):,} characters, 3 numbered sections"
+    assert notes.name == "notes.pdf" and notes.summary() == f"{len(notes.text):,} characters, 2 pages"
+    assert notes.summary(6) == f"{len(notes.text):,} characters, 2 pages, 6 citations"
 
 
 def test_the_pdf_as_pypdf_reads_it_would_not_match(notes):

@@ -57,3 +57,25 @@ def test_k_below_one_is_an_error():
 
 def test_model_is_loaded_once():
     assert retrieval.model() is retrieval.model()
+
+
+def test_shortlist_keeps_every_passage_of_a_short_page():
+    assert retrieval.shortlist("claim", PAGE, cap=5) == [0, 1, 2, 3, 4]
+    assert retrieval.shortlist("claim", [], cap=5) == []
+
+
+def test_shortlist_keeps_the_passages_sharing_most_words_with_the_claim_in_page_order():
+    claim = "Water boils at 100 degrees at sea level"
+    assert retrieval.shortlist(claim, PAGE, cap=1) == [1]                 # shares 7 distinct words
+    assert retrieval.shortlist(claim, PAGE, cap=2) == [0, 1]          # 0 and 3 share one word: page order
+    assert retrieval.shortlist(claim, PAGE[::-1], cap=2) == [1, 3]    # the same passages, found by content
+
+
+def test_shortlist_ties_keep_page_order_and_words_are_case_blind():
+    page = ["KETTLE descaling", "nothing here", "kettle Descaling again", "kettle descaling"]
+    assert retrieval.shortlist("Kettle descaling", page, cap=2) == [0, 2]
+
+
+def test_shortlist_cap_below_one_is_an_error():
+    with pytest.raises(ValueError, match="cap must be"):
+        retrieval.shortlist("claim", PAGE, cap=0)

@@ -9,6 +9,7 @@ import pytest
 from citecheck import fetch, passages, retrieval
 from citecheck import fixture_site as site
 from citecheck.config import Settings
+from citecheck.vocabulary import is_transient
 
 LONG_CLAIM = "At 3,000 metres above sea level, water boils at about 90 °C."
 LONG_EVIDENCE = "a pot of water comes to a full boil at roughly 90 °C"
@@ -39,9 +40,26 @@ def test_an_unknown_path_is_a_404_page_and_head_has_no_body(running):
     assert head.status_code == 200 and head.content == b"" and int(head.headers["content-length"]) > 1000
 
 
-def test_the_pdf_is_a_real_pdf(running):
-    response = httpx.get(running.url("/reports/boiling-point-survey.pdf"))
-    assert response.content.startswith(b"%PDF-1.4") and response.content.rstrip().endswith(b"%%EOF")
+def test_the_pdfs_are_real_pdfs_built_by_the_committed_script(running):
+    import subprocess
+    import sys
+    for path in ("/reports/boiling-point-survey.pdf", "/reports/boiling-point-scan.pdf"):
+        response = httpx.get(running.url(path))
+        assert response.content.startswith(b"%PDF-1.4") and response.content.rstrip().endswith(b"%%EOF")
+    check = subprocess.run([sys.executable, "scripts/build_site_pdfs.py", "--check"], cwd=site.ROOT,
+                           capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stderr
+
+
+def test_the_survey_pdf_has_two_pages_of_text_and_the_scan_none():
+    from citecheck import pdf_text
+    survey = pdf_text.load(site.SITE_DIR / "files" / "boiling-point-survey.pdf")
+    assert [s for s in survey.sections if "-" not in s][:2] == ["1", "2"]
+    text = " ".join(survey.text.split())
+    assert "at 3,000 metres above sea level it came to a full boil at roughly 90 °C" in text
+    with pytest.raises(pdf_text.PdfError) as refused:
+        pdf_text.load(site.SITE_DIR / "files" / "boiling-point-scan.pdf")
+    assert (refused.value.reason, refused.value.detail) == ("pdf_unsupported", "no extractable text")
 
 
 def test_serve_yields_the_base_url_and_stops_after_the_block():
@@ -96,7 +114,12 @@ def test_pages_lists_what_each_fixture_demonstrates():
     assert "/status/slow" not in rows and "/status/unavailable" not in rows    # test-only routes hidden
     assert rows["/articles/boiling-point-table-2019"]["reason"] == "http_404"
     assert {row["reason"] for row in rows.values()} >= {
-        "http_404", "http_410", "redirected_to_homepage", "soft_404", "empty_page", "pdf_unsupported"}
+        "http_404", "http_410", "redirected_to_homepage", "soft_404", "empty_page", "pdf_unsupported",
+        "paywall", "login_required"}
+    every = {row["reason"] for row in site.pages(include_test_only=True)}
+    assert every >= {"bot_challenge", "access_denied", "rate_limited", "crawl_failed"}
+    transient = [row["path"] for row in site.pages() if is_transient(row["reason"])]
+    assert transient == []          # a shown page must replay offline: transient results are never cached
 
 
 def test_the_boiling_point_article_states_100_degrees_at_sea_level(running, make_ctx):

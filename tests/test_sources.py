@@ -55,7 +55,7 @@ def test_markdown_and_text_splitters(tmp_path):
 
 def test_unknown_format_and_missing_file():
     with pytest.raises(ValueError, match="unknown format"):
-        sources.load(RFC, "pdf")
+        sources.load(RFC, "docx")
     with pytest.raises(FileNotFoundError, match="nope.txt"):
         sources.load("nope.txt")
 

@@ -195,3 +195,64 @@ def test_cli_needs_a_url(capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["verify", "--claim", "c"])
     assert exit_.value.code == 2 and "--url" in capsys.readouterr().err
+
+
+# --- PDFs, long pages, and one citation's failure --------------------------------------------------------
+
+def test_a_cited_text_pdf_is_read_and_judged(judge, judge_server, url, run):
+    judge.content = quoting("supported", 0.9)
+    claim = "At 3,000 metres above sea level, water boils at roughly 90 °C."
+    trace = trace_citation(claim, url("/reports/boiling-point-survey.pdf"), run.ctx)
+    assert trace.page.backend == "direct" and trace.page.label is None
+    assert any("roughly 90 °C" in p for p in trace.shown)
+    assert trace.row["label"] == "supported" and trace.row["evidence_quote"] in trace.shown[0]
+    assert len(judge_server.requests) == 1
+
+
+def test_a_long_page_encodes_at_most_max_passages(judge, url, run, monkeypatch):
+    from citecheck import retrieval
+    encoded = []
+    real = retrieval.similarities
+    monkeypatch.setattr("citecheck.retrieval.similarities",
+                        lambda q, ps: encoded.append(len(ps)) or real(q, ps))
+    claim = "At 3,000 metres above sea level water boils at roughly 90 °C."
+    trace = trace_citation(claim, url("/guides/cooking-at-altitude"), run.ctx.replace(max_passages=3))
+    assert len(trace.passages) > 3 and encoded == [3]
+    assert any("3,000 metres" in p for p in trace.shown)      # the shortlist kept the evidence
+
+
+def test_one_citation_that_raises_never_loses_the_claims_other_urls(judge, url, run, monkeypatch, caplog):
+    import citecheck.verify as verify_module
+    real = verify_module.judge_page
+
+    def judge_page(claim, page, ctx):
+        if page.url.endswith("/guides/cooking-at-altitude"):
+            raise RuntimeError("an unexpected bug")
+        return real(claim, page, ctx)
+    monkeypatch.setattr(verify_module, "judge_page", judge_page)
+    judge.content = quoting("supported")
+    urls = [url("/guides/cooking-at-altitude"), url("/articles/boiling-point")]
+    result = verify_claim(HUNDRED, urls, run.ctx)
+    assert [(c["label"], c["reason"]) for c in result["citations"]] == [("not_found", "check_failed"),
+                                                                         ("supported", None)]
+    assert result["overall"] == "supported" and "RuntimeError: an unexpected bug" in caplog.text
+
+
+def test_cancelled_work_stops_before_the_next_url(judge, judge_server, url, run):
+    import threading
+
+    from citecheck import cancellation
+    event = threading.Event()
+    event.set()
+    with cancellation.cancellable(event), pytest.raises(cancellation.Cancelled):
+        verify_claim(HUNDRED, [url("/articles/boiling-point")], run.ctx)
+    assert judge_server.requests == []
+    cancellation.check()                                       # outside the block nothing is cancelled
+
+
+@pytest.mark.parametrize("argv", [["--claim", "boils \udcff", "--url", "http://127.0.0.1:1/x"],
+                                  ["--claim", "c", "--url", "http://127.0.0.1:1/\ud800"]])
+def test_cli_text_that_is_not_text_is_one_line_on_stderr(argv, capsys):
+    assert cli.main(["verify", *argv]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not valid text" in err

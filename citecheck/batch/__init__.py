@@ -1,7 +1,8 @@
 """batch: verify a JSONL file of claims and measure how often the citations hold up.
 
 Rules:
-- One {"id", "claim", "urls"} object per line (`batch.claims`); every claim-URL pair is one citation.
+- One {"id", "claim", "urls"} object per line (`batch.claims`), or an LLM answer whose cited URLs are
+  the claims (`batch.inputs`); every claim-URL pair is one citation.
 - citation precision and reachable precision (`batch.precision`).
 - A malformed line is reported by its number and skipped, the other lines still run; a citation
   whose check fails becomes a labelled row, never an aborted batch.
@@ -15,6 +16,7 @@ Rules:
 - Every row carries the gate's `auto` (`review.gated`, at `threshold`: None means the context's
   AUTO_ACCEPT); a row read back from the journal is gated again, and its `auto` updated in the journal
   when AUTO_ACCEPT changed. The audit row also keeps the passages the judge read.
+- `--fail-under X [--on citation|reachable]` is the CI gate (`ci_gate`: exit 3 below X, after printing).
 """
 from __future__ import annotations
 
@@ -24,14 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import audit, config
+from .. import audit, ci_gate, config
 from ..aggregate import overall
 from ..context import RunContext
 from ..review import gated
 from ..vocabulary import LABELS, NOT_FOUND, BatchRow, CitationRow, is_transient
 from .claims import Claim, Parsed, parse_lines, read_claims
+from .inputs import INPUT_FORMATS, read_input
 from .pool import run_pool
-from .precision import counts, precision_lines
+from .precision import counts, precision_lines, ratios
 from .report_csv import CSV_COLUMNS, write_csv
 
 __all__ = ["BatchResult", "Claim", "Parsed", "CSV_COLUMNS", "check_claims", "check_one", "counts",
@@ -88,10 +91,11 @@ def _progress(total: int, show: bool):
 
 def run_batch(path: str | Path, ctx: RunContext, *, batch: str | None = None, db: str | Path | None = None,
               verify: Verify | None = None, concurrency: int | None = None,
-              progress: bool = False, threshold: float | None = None,
+              progress: bool = False, threshold: float | None = None, fmt: str = "auto",
               cluster: str | None = None) -> BatchResult:
-    """Read the JSONL file and check it as batch `batch` (default: the file name without extension)."""
-    parsed = read_claims(path)
+    """Read the claims file or answer (`fmt`: batch.inputs) and check it as batch `batch` (default: the file
+    name without extension)."""
+    parsed = read_input(path, fmt, ctx)
     return check_claims(parsed.claims, ctx, batch=batch or Path(path).stem, db=db, verify=verify,
                         concurrency=concurrency, progress=progress, problems=parsed.problems,
                         threshold=threshold, cluster=cluster)
@@ -152,7 +156,10 @@ def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int
 # ---------------------------------------------------------------- CLI
 
 def add_arguments(parser) -> None:
-    parser.add_argument("file", help='JSONL, one {"id", "claim", "urls"} object per line')
+    parser.add_argument("file", help='JSONL, one {"id", "claim", "urls"} object per line, or an LLM answer')
+    parser.add_argument("--format", choices=INPUT_FORMATS, default="auto",
+                        help="claims (JSONL) or an answer format (default auto: a .jsonl file, or one whose "
+                             "first line is a claim, is a claims file; anything else an answer)")
     parser.add_argument("--out", help="write one CSV row per citation to this file")
     parser.add_argument("--batch", help="batch name in the audit DB (default: the file name without "
                         "extension); the same name resumes, a new name starts over")
@@ -161,11 +168,17 @@ def add_arguments(parser) -> None:
                         help="check on Dask workers: N local worker processes, or a running scheduler")
     parser.add_argument("--report", metavar="FILE.html", help="write one self-contained HTML report "
                         "(summary, plots, the review queue, every row) to this file")
+    parser.add_argument("--fail-under", type=ci_gate.fraction, metavar="X",
+                        help=f"exit {ci_gate.GATE_FAILED} when the precision (--on) is below X (0-1)")
+    parser.add_argument("--on", choices=ci_gate.PRECISIONS, default=ci_gate.PRECISIONS[0],
+                        help="which precision --fail-under reads (default citation: a dead link counts "
+                             "against the answer)")
 
 
 def run(args, ctx: RunContext) -> int:
-    """Skipped lines on stderr, the two precision lines on stdout; exit 1 when a line was skipped."""
-    parsed = read_claims(args.file)
+    """Skipped lines on stderr, the two precision lines on stdout; exit 1 when a line was skipped, 3 when
+    the gate fails."""
+    parsed = read_input(args.file, args.format, ctx)
     for message in parsed.problems + parsed.notes:
         print(f"citecheck batch: {args.file}: {message}", file=sys.stderr)
     if not parsed.claims:
@@ -186,4 +199,7 @@ def run(args, ctx: RunContext) -> int:
     if args.report:
         from ..report_html import write_report
         write_report(result.rows, args.report, batch=name, threshold=threshold, problems=parsed.problems)
-    return 1 if parsed.problems else 0
+    gate = None
+    if args.fail_under is not None:
+        gate = ci_gate.precision_gate(ratios(result.rows), args.fail_under, args.on)
+    return ci_gate.finish("batch", bool(parsed.problems), gate)

@@ -20,6 +20,14 @@ def _ratio(numerator: int, denominator: int) -> str:
     return f"{value} ({numerator}/{denominator})"
 
 
+def ratios(rows: list[dict]) -> dict[str, tuple[int, int]]:
+    """{"citation": (supported, all), "reachable": (supported, all - unreachable)}: the numbers behind
+    precision_lines, for the CI gate."""
+    c = counts(rows)
+    return {"citation": (c[SUPPORTED], c["citations"]),
+            "reachable": (c[SUPPORTED], c["citations"] - c[UNREACHABLE])}
+
+
 def precision_lines(rows: list[dict]) -> list[str]:
     """The two headline lines: supported / all, and supported / (all - unreachable) or n/a."""
     c = counts(rows)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..config import Settings
+from ..vocabulary import ANSWER_FORMAT_CHOICES
 from .anthropic_messages import AnthropicReader
 from .base import AnswerError, AnswerFormatError, Documents, Extraction, Problem, Reader
 from .markdown import MarkdownReader
@@ -26,9 +28,11 @@ from .perplexity import PerplexityReader
 
 READERS: dict[str, Reader] = {reader.name: reader for reader in
                               (MarkdownReader(), AnthropicReader(), OpenAIReader(), PerplexityReader())}
-FORMATS = ("auto", *READERS)
-MAX_BYTES = 4 * 1024 * 1024
-"""Largest answer file read (ANSWER_MAX_BYTES); an LLM answer is kilobytes."""
+FORMATS = ANSWER_FORMAT_CHOICES
+if tuple(READERS) != FORMATS[1:]:
+    raise ImportError(f"the readers {tuple(READERS)} are not vocabulary.ANSWER_FORMATS")
+MAX_BYTES = Settings.answer_max_bytes
+"""Largest answer file read (ANSWER_MAX_BYTES's default, 4 MiB); an LLM answer is kilobytes."""
 
 __all__ = ["AnswerError", "AnswerFormatError", "Extraction", "FORMATS", "MAX_BYTES", "Problem", "READERS",
            "detect", "extract", "extract_file"]

@@ -26,6 +26,7 @@ Rules:
 from __future__ import annotations
 
 from ..sources import Document
+from ..vocabulary import ANTHROPIC_ANSWER
 from . import markdown
 from .base import Anchor, AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem, Quote
 from .jsondoc import Malformed, entries, expect, get, index, top
@@ -35,7 +36,7 @@ DOCUMENT_CITATIONS = ("char_location", "page_location", "content_block_location"
 
 
 class AnthropicReader(JsonReader):
-    name = "anthropic"
+    name = ANTHROPIC_ANSWER
 
     @classmethod
     def looks_like(cls, data: object) -> bool:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 from urllib.parse import urlsplit
 
+from ..vocabulary import MARKDOWN_ANSWER
 from .base import Anchor, AnswerFormatError, Documents, Link, Parsed, Problem, Reader
 from .prose import Prose, line_col
 
@@ -390,7 +391,7 @@ def render(text: str, where: Callable[[int], str], *, markers: bool,
 
 class MarkdownReader(Reader):
     """A chat answer in Markdown (see module rules)."""
-    name = "markdown"
+    name = MARKDOWN_ANSWER
 
     def parse(self, text: str, documents: Documents = ()) -> Parsed:
         nul = text.find("\x00")

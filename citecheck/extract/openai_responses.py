@@ -15,13 +15,14 @@ Rules:
   marker is removed and the citation sits where it stood. A Markdown link inside an annotated span is
   that annotation, not a second citation.
 - `file_citation` cites file `filename` at `index` but quotes nothing: it becomes a check citation with
-  quote and section null (reported as no_quote: only the whole file can be judged against the claim).
+  quote and section null (reported as no_quote: a document-only citation, which `check` skips).
   `container_file_citation` and `file_path` point at files the model made, not at evidence: ignored.
 - Problems: a span or index outside its text (out_of_range; that citation is skipped), a malformed item,
   part or annotation (skipped, the rest is read), an annotation type this reader does not know.
 """
 from __future__ import annotations
 
+from ..vocabulary import OPENAI_ANSWER
 from . import markdown
 from .base import Anchor, AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem, Quote
 from .jsondoc import Malformed, expect, get, index, top
@@ -31,7 +32,7 @@ IGNORED = ("container_file_citation", "file_path")
 
 
 class OpenAIReader(JsonReader):
-    name = "openai"
+    name = OPENAI_ANSWER
 
     @classmethod
     def looks_like(cls, data: object) -> bool:
@@ -122,8 +123,8 @@ def _annotation(a: object, w: str, text: str, problems: list[Problem]):
             problems.append(Problem(w, "out_of_range", f"index {at} falls outside the text "
                                                        f"({len(text):,} characters); citation skipped"))
             return None
-        problems.append(Problem(w, "no_quote", f"file_citation of {filename or file_id} quotes nothing: "
-                                               "the claim can only be judged against the whole file"))
+        problems.append(Problem(w, "no_quote", f"file_citation of {filename or file_id} quotes nothing and "
+                                               "names no section: a document-only citation"))
         return at, at, Quote(None, None, (("document", filename or file_id), ("file_id", file_id)))
     if kind not in IGNORED:
         problems.append(Problem(f"{w}.type", "unsupported", f"annotation type {kind!r} is not read; skipped"))

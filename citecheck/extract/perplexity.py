@@ -16,6 +16,7 @@ Rules:
 """
 from __future__ import annotations
 
+from ..vocabulary import PERPLEXITY_ANSWER
 from . import markdown
 from .base import AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem
 from .jsondoc import Malformed, entries, get, top
@@ -23,7 +24,7 @@ from .prose import line_col
 
 
 class PerplexityReader(JsonReader):
-    name = "perplexity"
+    name = PERPLEXITY_ANSWER
 
     @classmethod
     def looks_like(cls, data: object) -> bool:

@@ -7,19 +7,28 @@ Rules:
 - JavaScript rendering (CRAWLBASE_JS_TOKEN, else javascript=true) when the crawl failed (HTTP 520),
   the origin answered an empty page (cb_status/pc_status 207) or the page is still thin; the
   rendered answer replaces a thin page only if it says at least as much or settles the page.
-- Timeouts, connection errors, 429 and 5xx (but 520) are retried, then crawl_failed (uncached).
-- Crawlbase rejecting the token (401/402/403) is an error naming the variable, not a page verdict.
+- Timeouts, connection errors, answers that cannot be read (JSON that is not JSON, a truncated gzip
+  body), 429 and 5xx (but 520) are retried, then crawl_failed (uncached).
+- Bounded: every call waits at most CRAWLBASE_TIMEOUT, and all the calls of one fetch (retries, the
+  thin-page retry, rendering) end within FETCH_DEADLINE: a call still running then is abandoned (its
+  thread ends with its socket's timeout) and no new one starts. A page the deadline cut short is
+  returned but not cached.
+- Crawlbase rejecting the token (401/402/403) is an error naming the variable, not a page verdict
+  (the API answers it with 503, like a missing setting).
 - `crawlbase_api_url` overrides the SDK's base URL (self-hosted or a test stand-in) for both APIs.
 """
 from __future__ import annotations
 
 import http.client
-from dataclasses import dataclass
+import threading
+import zlib
+from dataclasses import dataclass, field
 from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
-from ..config import Settings
+from ..config import MissingSetting, Settings
 from ..vocabulary import NOT_FOUND
+from .deadline import Budget
 from .pages import THIN_CHARS, FetchResult, Uncached, failed, final, non_space, retrying, settled
 
 CRAWLBASE_OPTIONS = {"format": "md", "md_readability": "true", "store": "true"}
@@ -28,8 +37,12 @@ SDK_DEFAULT_URL = "https://api.crawlbase.com/"
 NAME = "crawlbase"
 
 
-class CrawlbaseRejected(ValueError):
+class CrawlbaseRejected(MissingSetting, ValueError):
     """Crawlbase refused the token (401 / 402 / 403): a setting to fix, not a verdict on the page."""
+
+    def __init__(self, message: str, name: str | None = None):
+        self.name = name or message.split(" ", 1)[0]      # the message starts with the variable's name
+        ValueError.__init__(self, message)
 
 
 def _rid(headers) -> str | None:
@@ -48,7 +61,7 @@ def point_sdk_at_api_url(settings: Settings) -> None:
     base_api.CRAWLBASE_API_URL = override.rstrip("/") + "/" if override else SDK_DEFAULT_URL
 
 
-def _crawling_api(token: str, settings: Settings):
+def _crawling_api(token: str, settings: Settings, timeout: float | None = None):
     """A CrawlingAPI that keeps the rid (the SDK drops the storage headers), pointed at the API URL."""
     from crawlbase import CrawlingAPI
 
@@ -58,7 +71,7 @@ def _crawling_api(token: str, settings: Settings):
             self.response["headers"]["rid"] = _rid(handler.headers)
 
     point_sdk_at_api_url(settings)
-    return KeepRid({"token": token, "timeout": settings.crawlbase_timeout})
+    return KeepRid({"token": token, "timeout": settings.crawlbase_timeout if timeout is None else timeout})
 
 
 def _header(headers: dict, name: str) -> str | None:
@@ -89,21 +102,57 @@ def _transient_api(response) -> bool:
     return code is None or code == 429 or (code >= 500 and code != 520)
 
 
-def _call(api, url: str, options: dict, sleep, token_name: str) -> _Crawl:
-    """One Crawling-API call (a fresh options dict each time: the SDK mutates it), read into a _Crawl."""
-    def attempt():
-        try:
-            return api.get(url, dict(options))
-        except (OSError, http.client.HTTPException):   # timeouts, refused connections, bad answers
+UNREADABLE = (OSError, EOFError, ValueError, zlib.error, http.client.HTTPException)
+"""What one call may raise that is a failed call, not a bug: timeouts, refused connections, JSON that
+is not JSON, a truncated gzip body, a broken HTTP answer."""
+
+
+@dataclass
+class _Session:
+    """The calls of one fetch: settings, deadline, retry wait, and whether the deadline cut a call."""
+    settings: Settings
+    budget: Budget
+    sleep: Callable[[float], None]
+    cut: bool = field(default=False)
+
+    def get(self, token_name: str, url: str, options: dict):
+        """One SDK call on a fresh client (an abandoned call keeps its own), abandoned at the deadline."""
+        if self.budget.spent:
+            self.cut = True
             return None
-    response = retrying(attempt, _transient_api, sleep)
+        api = _crawling_api(self.settings.secrets.require(token_name), self.settings,
+                            self.budget.cap(self.settings.crawlbase_timeout))
+        outcome: dict = {}
+
+        def call():
+            try:
+                outcome["response"] = api.get(url, dict(options))   # a fresh dict: the SDK mutates it
+            except UNREADABLE:
+                outcome["response"] = None
+            except Exception as exc:                                # noqa: BLE001 - raised below, in the caller
+                outcome["error"] = exc
+        worker = threading.Thread(target=call, name="crawlbase-call", daemon=True)
+        worker.start()
+        worker.join(self.budget.remaining())
+        if worker.is_alive():
+            self.cut = True
+            return None
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome.get("response")
+
+
+def _call(session: _Session, url: str, options: dict, token_name: str) -> _Crawl:
+    """One Crawling-API call (retried), read into a _Crawl."""
+    response = retrying(lambda: session.get(token_name, url, options), _transient_api, session.sleep,
+                        session.budget)
     if _transient_api(response):
         return _Crawl("down", failed(url, None, None, NAME))
     code, headers = response["status_code"], response["headers"]
     if code in (401, 402, 403):
         what = {401: "was rejected", 402: "has no credits left", 403: "may not use this product"}[code]
         hint = " (set CRAWLBASE_JS_TOKEN for JavaScript rendering)" if options.get("javascript") else ""
-        raise CrawlbaseRejected(f"{token_name} {what} (Crawlbase HTTP {code}){hint}")
+        raise CrawlbaseRejected(f"{token_name} {what} (Crawlbase HTTP {code}){hint}", token_name)
     if code == 422:
         return _Crawl("page", failed(url, None, None, NAME, "invalid_url"))
     cb_status = _int(_header(headers, "cb_status") or _header(headers, "pc_status"))
@@ -122,12 +171,12 @@ def _call(api, url: str, options: dict, sleep, token_name: str) -> _Crawl:
     return _Crawl("page", FetchResult(**{**result.to_dict(), "original_status": status}))
 
 
-def _crawl_pass(api, url: str, extra: dict, sleep, token_name: str) -> _Crawl:
+def _crawl_pass(session: _Session, url: str, extra: dict, token_name: str) -> _Crawl:
     """Readability first; a thin answer -> the same call without md_readability."""
-    crawl = _call(api, url, {**CRAWLBASE_OPTIONS, **extra}, sleep, token_name)
+    crawl = _call(session, url, {**CRAWLBASE_OPTIONS, **extra}, token_name)
     if crawl.thin:
         plain = {k: v for k, v in CRAWLBASE_OPTIONS.items() if k != "md_readability"}
-        again = _call(api, url, {**plain, **extra}, sleep, token_name)
+        again = _call(session, url, {**plain, **extra}, token_name)
         if again.kind == "page" and non_space(again.result.markdown) >= non_space(crawl.result.markdown):
             crawl = again
     return crawl
@@ -148,19 +197,17 @@ def escalation(settings: Settings) -> str:
 
 def fetch_crawlbase(url: str, settings: Settings, sleep: Callable[[float], None]) -> FetchResult:
     """One page through the Crawling API (module rules); transient failures raise Uncached."""
-    secrets = settings.secrets
-    crawl = _crawl_pass(_crawling_api(secrets.require("CRAWLBASE_TOKEN"), settings), url, {}, sleep,
-                        "CRAWLBASE_TOKEN")
+    settings.secrets.require("CRAWLBASE_TOKEN")
+    session = _Session(settings, Budget(settings.fetch_deadline), sleep)
+    crawl = _crawl_pass(session, url, {}, "CRAWLBASE_TOKEN")
     if crawl.kind in ("failed", "empty") or crawl.thin:
         if escalation(settings) == "CRAWLBASE_JS_TOKEN":
-            rendered = _crawl_pass(_crawling_api(secrets.require("CRAWLBASE_JS_TOKEN"), settings), url, {}, sleep,
-                                   "CRAWLBASE_JS_TOKEN")
+            rendered = _crawl_pass(session, url, {}, "CRAWLBASE_JS_TOKEN")
         else:
-            rendered = _crawl_pass(_crawling_api(secrets.require("CRAWLBASE_TOKEN"), settings), url,
-                                   {"javascript": "true"}, sleep, "CRAWLBASE_TOKEN")
+            rendered = _crawl_pass(session, url, {"javascript": "true"}, "CRAWLBASE_TOKEN")
         if crawl.kind != "page" or _better(rendered, crawl):
             crawl = rendered
-    if crawl.kind in ("failed", "down"):
+    if crawl.kind in ("failed", "down") or session.cut:
         raise Uncached(crawl.result)
     return final(crawl.result)
 

@@ -1,139 +1,138 @@
-"""The direct backend: httpx + trafilatura, every hop checked by netguard.
+"""The direct backend: httpx + trafilatura, every hop vetted by netguard and connected to the vetted address.
 
 Rules:
-- http(s) only; every hop is checked by `netguard.check_url` before it is requested (a refused
-  address -> unreachable / blocked_address; a host that does not resolve -> dns_failure); at most
-  MAX_REDIRECTS hops, `fetch_timeout` seconds per request, bytes beyond `fetch_max_bytes` dropped.
-- A PDF -> not_found / pdf_unsupported; a content type that is neither HTML nor text ->
-  not_found / unsupported_content; any other 3xx/4xx -> the page rules (`pages.settle`).
-- Readable text is trafilatura's main-content Markdown; a thin answer falls back to the page's
-  visible text. Timeouts, connection errors, 429 and 5xx are retried, then crawl_failed (uncached).
+- http(s) only; every hop is vetted by `netguard.vet` before it is requested (a refused address ->
+  unreachable / blocked_address; a host that does not resolve -> dns_failure) and the connection goes
+  to the address vetted, never to a second DNS answer (`fetch.transport`); at most MAX_REDIRECTS hops.
+- Bounded: FETCH_TIMEOUT seconds per connect / read, FETCH_DEADLINE seconds in all (connect, every
+  read, every retry and redirect: `fetch.deadline`); bytes beyond FETCH_MAX_BYTES dropped (a PDF:
+  PDF_MAX_BYTES, and over it the PDF is refused, not cut).
+- A PDF (application/pdf, or a body starting %PDF-) is read by `fetch.pdf`; a content type that is
+  neither HTML, text nor PDF -> not_found / unsupported_content; the page rules (`pages.settled`:
+  refusals, 4xx, homepage redirects, soft 404s) decide the rest, with the raw HTML for the markup signs.
+- Readable text: `fetch.html_text`. Timeouts, connection errors, 429 and 5xx are retried, then
+  crawl_failed (429: rate_limited; a 5xx that is a robot check: bot_challenge) — transient, uncached.
 """
 from __future__ import annotations
 
-import re
 from typing import Callable
 from urllib.parse import urljoin
 
 from .. import netguard
 from ..config import Settings
-from ..vocabulary import NOT_FOUND, http_reason
-from .pages import THIN_CHARS, FetchResult, Uncached, failed, final, non_space, retrying, settled
+from ..vocabulary import http_reason
+from . import pdf
+from .deadline import Budget
+from .html_text import decode, readable_markdown
+from .pages import THIN_CHARS, FetchResult, Uncached, failed, final, retrying, settled
+from .refusals import refusal
 
 MAX_REDIRECTS = 5
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 USER_AGENT = "citecheck/0.1 (citation checker; +https://github.com/citecheck)"
 NAME = "direct"
-
-_BLOCK_TAGS = frozenset("p div section article header footer nav main aside li ul ol dl dt dd table tr "
-                        "blockquote pre form figure figcaption h1 h2 h3 h4 h5 h6 br hr".split())
-
-
-def visible_text(html: str) -> str:
-    """The whole page's visible text (no head, script, style, noscript), one block per paragraph."""
-    import lxml.html
-    from lxml.etree import ParserError
-    try:
-        tree = lxml.html.fromstring(html)
-    except (ParserError, ValueError):
-        return ""
-    for element in tree.xpath("//head|//script|//style|//noscript|//template"):
-        element.drop_tree()
-    for element in tree.iter():
-        if isinstance(element.tag, str) and element.tag.lower() in _BLOCK_TAGS:
-            element.text = "\n\n" + (element.text or "")
-            element.tail = "\n\n" + (element.tail or "")
-    paragraphs = (" ".join(block.split()) for block in re.split(r"\n\s*\n", tree.text_content()))
-    return "\n\n".join(p for p in paragraphs if p)
-
-
-def readable_markdown(html: str, url: str | None = None) -> str:
-    """trafilatura's main-content Markdown; under THIN_CHARS, the whole page's visible text instead."""
-    import trafilatura
-    markdown = trafilatura.extract(html, url=url, output_format="markdown", include_comments=False,
-                                   include_tables=True) or ""
-    if non_space(markdown) < THIN_CHARS:
-        return visible_text(html)          # what is actually on the page (a <noscript> note is not)
-    return markdown.strip()
+TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
+HTML_TYPES = frozenset({"", "text/html", "application/xhtml+xml"})
+_GUARD_REASONS = {"dns": "dns_failure", "bad_url": "invalid_url", "scheme": "invalid_url"}
 
 
 class _Transient:
-    """A retryable failure of one direct attempt (timeout, connection error, 429, 5xx)."""
+    """A retryable failure of one direct attempt; `reason` is its label when the retries run out."""
 
-    def __init__(self, final_url: str, status: int | None):
-        self.final_url, self.status = final_url, status
-
-
-def _decode(raw: bytes, charset: str | None) -> str:
-    if charset:
-        try:
-            return raw.decode(charset, errors="replace")
-        except LookupError:
-            pass
-    from trafilatura.utils import decode_file
-    return decode_file(raw)
+    def __init__(self, final_url: str, status: int | None, reason: str = "crawl_failed"):
+        self.final_url, self.status, self.reason = final_url, status, reason
 
 
-def _read_capped(response, max_bytes: int) -> bytes:
+def _read_capped(response, max_bytes: int) -> tuple[bytes, bool]:
+    """(at most max_bytes of the body, whether there was more)."""
     chunks, size = [], 0
     for chunk in response.iter_bytes():
         chunks.append(chunk)
         size += len(chunk)
-        if size >= max_bytes:
-            break
-    return b"".join(chunks)[:max_bytes]
+        if size > max_bytes:
+            return b"".join(chunks)[:max_bytes], True
+    return b"".join(chunks), False
 
 
-def _attempt(url: str, client, settings: Settings) -> FetchResult | _Transient:
-    """One attempt: follow up to MAX_REDIRECTS hops by hand, each checked by netguard first."""
+def _declared_length(response) -> int | None:
+    value = response.headers.get("content-length", "")
+    return int(value) if value.isdigit() else None
+
+
+def _body(url: str, current: str, response, settings: Settings):
+    """Read one non-redirect answer: a FetchResult (a PDF, or too large) or (kind, raw bytes, charset)."""
+    status = response.status_code
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    may_be_pdf = kind in pdf.TYPES or kind == "application/octet-stream" or pdf.is_pdf_url(current)
+    cap = max(settings.fetch_max_bytes, settings.pdf.max_bytes) if may_be_pdf else settings.fetch_max_bytes
+    if kind in pdf.TYPES and (_declared_length(response) or 0) > settings.pdf.max_bytes:
+        return pdf.too_large(url, current, status, NAME,
+                             f"Content-Length {_declared_length(response):,} bytes, "
+                             f"over PDF_MAX_BYTES ({settings.pdf.max_bytes:,})")
+    raw, more = _read_capped(response, cap)
+    if status < 300 and pdf.is_pdf(kind, raw[:1024]):
+        if more or len(raw) > settings.pdf.max_bytes:
+            return pdf.too_large(url, current, status, NAME,
+                                 f"over PDF_MAX_BYTES ({settings.pdf.max_bytes:,})")
+        return pdf.read(url, current, status, raw, settings, NAME)
+    return kind, raw[:settings.fetch_max_bytes], response.charset_encoding
+
+
+def _page(url: str, current: str, status: int, kind: str, raw: bytes,
+          charset: str | None) -> FetchResult | _Transient:
+    """An answer's text and what it says about the citation (module rules)."""
+    markup = markdown = None
+    if kind in HTML_TYPES:
+        markup = decode(raw, charset)
+        markdown = readable_markdown(markup, current)
+    elif kind in TEXT_TYPES:
+        markdown = decode(raw, charset).strip()
+    if status == 429 or status >= 500:
+        said = refusal(url, current, status, markdown or "", markup)
+        return _Transient(current, status, said or "crawl_failed")
+    if 300 <= status < 400:
+        return failed(url, current, status, NAME, http_reason(status))
+    if markdown is None and status < 400:
+        return failed(url, current, status, NAME, "unsupported_content")
+    return final(settled(url, current, status, markdown or "", None, NAME, markup))
+
+
+def _attempt(url: str, client, backend, settings: Settings) -> FetchResult | _Transient:
+    """One attempt: follow up to MAX_REDIRECTS hops by hand, each vetted (and pinned) first."""
     import httpx
     current = url
     for _hop in range(MAX_REDIRECTS + 1):
-        netguard.check_url(current, allow_private=settings.allow_private, allowed=settings.allow_hosts)
+        addresses = netguard.vet(current, allow_private=settings.allow_private, allowed=settings.allow_hosts)
         try:
+            backend.pin(current, addresses)
             with client.stream("GET", current) as response:
-                status = response.status_code
-                location = response.headers.get("location")
+                status, location = response.status_code, response.headers.get("location")
                 if status in REDIRECT_STATUSES and location:
                     current = urljoin(current, location)
                     continue
-                if status == 429 or status >= 500:
-                    return _Transient(current, status)
-                if status >= 300:
-                    return failed(url, current, status, NAME, http_reason(status))
-                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-                if kind == "application/pdf":
-                    return failed(url, current, status, NAME, "pdf_unsupported", NOT_FOUND)
-                raw = _read_capped(response, settings.fetch_max_bytes)
-                charset = response.charset_encoding
+                body = _body(url, current, response, settings)
         except httpx.InvalidURL:
             return failed(url, current, None, NAME, "invalid_url")
-        except httpx.RequestError:            # timeouts, refused / reset connections, bad bodies
+        except httpx.RequestError:            # timeouts (the deadline's too), refused / reset connections
             return _Transient(current, None)
-        text = _decode(raw, charset)
-        if kind in ("text/plain", "text/markdown"):
-            markdown = text.strip()
-        elif kind in ("", "text/html", "application/xhtml+xml"):
-            markdown = readable_markdown(text, current)
-        else:
-            return failed(url, current, status, NAME, "unsupported_content", NOT_FOUND)
-        return final(settled(url, current, status, markdown, None, NAME))
+        return body if isinstance(body, FetchResult) else _page(url, current, status, *body)
     return failed(url, current, None, NAME, "too_many_redirects")
 
 
 def fetch_direct(url: str, settings: Settings, sleep: Callable[[float], None]) -> FetchResult:
     """One page, fetched directly (module rules); transient failures raise Uncached."""
-    import httpx
+    from . import transport
+    budget = Budget(settings.fetch_deadline)
+    client, backend = transport.client(budget, settings.fetch_timeout, {"User-Agent": USER_AGENT})
     try:
-        with httpx.Client(timeout=settings.fetch_timeout, follow_redirects=False,
-                          headers={"User-Agent": USER_AGENT}) as client:
-            outcome = retrying(lambda: _attempt(url, client, settings), lambda o: isinstance(o, _Transient), sleep)
+        with client:
+            outcome = retrying(lambda: _attempt(url, client, backend, settings),
+                               lambda o: isinstance(o, _Transient), sleep, budget)
     except netguard.BlockedURL as exc:
-        reason = {"dns": "dns_failure", "bad_url": "invalid_url", "scheme": "invalid_url"}.get(
-            exc.reason, "blocked_address")
+        reason = _GUARD_REASONS.get(exc.reason, "blocked_address")
         raise Uncached(failed(url, None, None, NAME, reason)) from None
     if isinstance(outcome, _Transient):
-        raise Uncached(failed(url, outcome.final_url, outcome.status, NAME))
+        raise Uncached(failed(url, outcome.final_url, outcome.status, NAME, outcome.reason))
     return outcome
 
 

@@ -1,14 +1,17 @@
 """The page rules both fetch backends share: what a fetched page says about the citation by itself.
 
 Rules:
-- The origin answered 4xx -> unreachable / http_<status> (404, 410, ...).
+- Sites that refuse robots (401/402/403/429, paywalls, login walls, bot challenges) come first:
+  `fetch.refusals`.
+- The origin answered any other 4xx -> unreachable / http_<status> (404, 410, ...).
 - A deep link whose final path is `/` -> not_found / redirected_to_homepage.
 - Readable text under SOFT_404_CHARS non-space characters that reads like "page not found" ->
   unreachable / soft_404. A long article that mentions 404 is not a soft 404.
 - Readable text under THIN_CHARS non-space characters is thin (the backends retry, fall back or render).
 - No label and no text at all -> not_found / empty_page (an app shell whose text needs JavaScript).
   A short page that has text (a paywall teaser) keeps it: the judge will find nothing in it.
-- Timeouts, connection errors, 429 and 5xx are retried after each BACKOFF delay.
+- Timeouts, connection errors, 429 and 5xx are retried after each BACKOFF delay, unless the fetch's
+  deadline (`fetch.deadline.Budget`) would pass during the wait.
 """
 from __future__ import annotations
 
@@ -17,7 +20,9 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 from urllib.parse import urlsplit
 
-from ..vocabulary import NOT_FOUND, UNREACHABLE, http_reason
+from ..vocabulary import NOT_FOUND, REASONS, UNREACHABLE, http_reason
+from .deadline import Budget
+from .refusals import refusal
 
 THIN_CHARS = 200
 """Readable text with fewer non-space characters than this is thin (retry / fall back / escalate)."""
@@ -43,6 +48,7 @@ class FetchResult:
     label: str | None             # 'unreachable' / 'not_found' only when the page settles it
     reason: str | None            # http_404 / http_410 / soft_404 / redirected_to_homepage / ...
     backend: str                  # 'crawlbase' or 'direct'
+    detail: str | None = None     # what the reason does not say (a PDF: "encrypted", "no extractable text")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -91,9 +97,11 @@ def settle(url: str, final_url: str | None, status: int | None, text: str) -> tu
 
 
 def settled(url: str, final_url: str | None, status: int | None, markdown: str, rid: str | None,
-            backend: str) -> FetchResult:
-    """A FetchResult labelled by `settle`."""
-    label, reason = settle(url, final_url, status, markdown)
+            backend: str, markup: str | None = None) -> FetchResult:
+    """A FetchResult labelled by `refusals.refusal` (`markup`: the raw page, when there is one), else
+    by `settle`."""
+    reason = refusal(url, final_url, status, markdown, markup)
+    label, reason = (REASONS[reason].label, reason) if reason else settle(url, final_url, status, markdown)
     return FetchResult(url, final_url, status, markdown, rid, label, reason, backend)
 
 
@@ -105,17 +113,19 @@ def final(result: FetchResult) -> FetchResult:
 
 
 def failed(url: str, final_url: str | None, status: int | None, backend: str, reason: str = "crawl_failed",
-           label: str = UNREACHABLE) -> FetchResult:
-    """A result with no page text: the fetch itself decided the label."""
-    return FetchResult(url, final_url, status, "", None, label, reason, backend)
+           label: str | None = None, detail: str | None = None) -> FetchResult:
+    """A result with no page text: the fetch itself decided the label (default: the reason's own)."""
+    label = label or (REASONS[reason].label if reason in REASONS else UNREACHABLE)
+    return FetchResult(url, final_url, status, "", None, label, reason, backend, detail)
 
 
 def retrying(attempt: Callable[[], object], is_transient: Callable[[object], bool],
-             sleep: Callable[[float], None]):
-    """Call `attempt` until it is not transient or BACKOFF runs out; returns the last outcome."""
+             sleep: Callable[[float], None], budget: Budget | None = None):
+    """Call `attempt` until it is not transient, BACKOFF runs out or the budget would pass during the next
+    wait; returns the last outcome."""
     outcome = attempt()
     for delay in BACKOFF:
-        if not is_transient(outcome):
+        if not is_transient(outcome) or (budget is not None and not budget.allows_wait(delay)):
             break
         sleep(delay)
         outcome = attempt()

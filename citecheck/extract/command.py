@@ -1,0 +1,66 @@
+"""`python -m citecheck extract ANSWER`: an LLM answer in, the cookbook's two input files out.
+
+Rules:
+- ANSWER is read by `citecheck.extract` (the format named, or detected), at most ANSWER_MAX_BYTES; with
+  `--documents DIR` the cited documents are read by `extract.documents` (its rule says which file is
+  document_index 0, 1, ...) and every range and cited_text is checked against them.
+- OUT/claims.jsonl (batch's input: cited URLs) and OUT/citations.json (check's input: quoted documents)
+  are both written, empty or not; OUT defaults to a directory named after the answer file in the current
+  one (`extract data/answers/openai.json` writes `openai/claims.jsonl`).
+- Every problem is one line on stderr naming its position; the exit status is `ci_gate`'s: 0, or 1 when
+  a problem was reported (the rest was still extracted). An answer that cannot be read at all is one
+  line and status 1, and nothing is written.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..context import RunContext
+from ..vocabulary import ANSWER_FORMAT_CHOICES
+from .base import Extraction, Problem
+
+
+def read_answer(path: str | Path, fmt: str, ctx: RunContext, documents=()) -> Extraction:
+    """extract_file within the run's ANSWER_MAX_BYTES."""
+    from . import extract_file
+    return extract_file(path, fmt, documents, max_bytes=ctx.settings.answer_max_bytes)
+
+
+def report(command: str, path: str | Path, problems: list[Problem] | list[str]) -> None:
+    """Each problem as one stderr line: 'citecheck COMMAND: PATH: where: message'."""
+    for problem in problems:
+        print(f"citecheck {command}: {path}: {problem}", file=sys.stderr)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("answer", help="an LLM answer: Markdown text, or an Anthropic, OpenAI or Perplexity "
+                                       "JSON response")
+    parser.add_argument("--format", choices=ANSWER_FORMAT_CHOICES, default="auto",
+                        help="the answer's format (default auto: detected from its content)")
+    parser.add_argument("--documents", metavar="DIR",
+                        help="the documents the answer cites, by document_index: the files named in "
+                             "DIR/documents.txt in order, else DIR's files sorted by name")
+    parser.add_argument("--out", metavar="DIR", help="where to write claims.jsonl and citations.json "
+                                                     "(default: ./<answer file name without extension>)")
+
+
+def run(args, ctx: RunContext) -> int:
+    from .. import ci_gate
+    from .documents import CitedDocuments, read_documents
+    cited = read_documents(args.documents, ctx.settings.pdf) if args.documents else CitedDocuments()
+    result = read_answer(args.answer, args.format, ctx, cited.documents)
+    out = Path(args.out) if args.out else Path(Path(args.answer).stem)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "claims.jsonl").write_text(result.claims_jsonl(), encoding="utf-8")
+    (out / "citations.json").write_text(result.citations_json(), encoding="utf-8")
+    for n, (name, document) in enumerate(zip(cited.names, cited.documents)):
+        shown = "unreadable" if document is None else (
+            document.summary() if not isinstance(document, str) else f"{len(document):,} characters of text")
+        print(f"document {n}: {name} ({shown})")
+    urls = sum(len(claim["urls"]) for claim in result.claims)
+    print(f"{args.answer}: {result.format} answer: {len(result.claims)} claims citing {urls} URLs -> "
+          f"{out / 'claims.jsonl'}; {len(result.citations)} quoted citations -> {out / 'citations.json'}")
+    problems = cited.problems + result.problems
+    report("extract", args.answer, problems)
+    return ci_gate.finish("extract", bool(problems), None)

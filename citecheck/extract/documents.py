@@ -1,0 +1,75 @@
+"""The documents an answer cites, from a directory: which file is document_index 0, 1, 2, ...
+
+Rules:
+- With a manifest `DIR/documents.txt` (one file name per line, relative to DIR; blank lines and lines
+  starting "#" skipped), entry n is document n: the order the documents were sent in, which only the
+  caller knows. Without one, the regular files of DIR sorted by name (code-point order; hidden files
+  skipped) are documents 0, 1, 2, ... Name the files `0-….pdf`, `1-….txt` or write the manifest.
+- A file that starts "%PDF-" is read by `pdf_text` within the run's PDF limits (a Document with one
+  section per page: page_location ranges are checked against it); any other file is its UTF-8 text as
+  it was sent (char_location ranges index into it).
+- A document that cannot be read (missing, not UTF-8, a PDF that pdf_text refuses) is a problem naming
+  the file, and its place is empty: citations of it are still extracted, unchecked against it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import PdfLimits
+from ..sources import Document
+from .base import AnswerError, Problem
+
+MANIFEST = "documents.txt"
+
+
+@dataclass
+class CitedDocuments:
+    names: list[str] = field(default_factory=list)                 # file names, by document_index
+    documents: list[str | Document | None] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _names(folder: Path) -> list[tuple[str, str]]:
+    """(where, file name) of each document in order: the manifest's lines, else the sorted files."""
+    manifest = folder / MANIFEST
+    if manifest.is_file():
+        lines = manifest.read_text(encoding="utf-8").splitlines()
+        return [(f"{manifest}:{n}", line.strip()) for n, line in enumerate(lines, 1)
+                if line.strip() and not line.lstrip().startswith("#")]
+    return [(str(folder / p.name), p.name) for p in sorted(folder.iterdir(), key=lambda p: p.name)
+            if p.is_file() and not p.name.startswith(".")]
+
+
+def read_document(path: Path, limits: PdfLimits | None = None) -> str | Document:
+    """One cited document as the vendor saw it: a PDF as a Document, other files as their text."""
+    from ..pdf_text import load_limited
+    with path.open("rb") as handle:
+        head = handle.read(1024)
+    if b"%PDF-" in head:
+        return load_limited(path, limits)
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path.name}: not UTF-8 text (byte {exc.start}) and not a PDF") from None
+
+
+def read_documents(folder: str | Path, limits: PdfLimits | None = None) -> CitedDocuments:
+    """The documents of `folder` by document_index (module rules); a folder that is not one raises."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise AnswerError(f"--documents {folder}: not a directory")
+    out = CitedDocuments()
+    for where, name in _names(folder):
+        document = None
+        try:
+            document = read_document(folder / name, limits)
+        except FileNotFoundError:
+            out.problems.append(Problem(where, "unreadable_document", f"{name}: no such file; document "
+                                        f"{len(out.names)} is not checked"))
+        except (OSError, ValueError) as exc:
+            out.problems.append(Problem(where, "unreadable_document", f"{exc}; document {len(out.names)} "
+                                        "is not checked"))
+        out.names.append(name)
+        out.documents.append(document)
+    return out
