@@ -50,13 +50,65 @@ def setup() -> RunContext:
         return RunContext.from_env()
     ip.run_line_magic("matplotlib", "inline")
     ip.run_line_magic("config", "InlineBackend.print_figure_kwargs = {'metadata': {'Software': None}}")
+    show_figures_with_alt_text(ip)
     return RunContext.from_env()
 
 
-def show(*objects) -> None:
-    """Print the package's own source of each function or class (the notebook never redefines it)."""
+def show_figures_with_alt_text(ip) -> None:
+    """A figure shows as one <img> carrying its alt text (`plots.alt_text`), and as that text where
+    no image can be shown (the PNG is inside the <img>, so it is stored once)."""
+    from html import escape
+
+    from matplotlib.figure import Figure
+
+    from .plots import alt_text
+    from .report_html import png
+    formatters = ip.display_formatter.formatters
+    formatters["image/png"].pop(Figure, None)
+    formatters["text/html"].for_type(Figure, lambda fig: f'<img src="{png(fig)}" alt="{escape(alt_text(fig))}">')
+    formatters["text/plain"].for_type(Figure, lambda fig, p, cycle: p.text(alt_text(fig)))
+
+
+def who_answered(ctx: RunContext, *functions: str) -> None:
+    """Print which model recorded the cached answers of each function, and when (one line each)."""
+    from .cache import models_used
+    for row in models_used(ctx.cache):
+        if row["function"] in functions:
+            when = row["first"] if row["first"] == row["last"] else f"{row['first']} to {row['last']}"
+            print(f"{row['function']}: {row['calls']} answers by {row['model']}, recorded {when} (UTC)")
+
+
+def tidy(frame, digits: int = 3):
+    """A DataFrame for display: floats rounded to `digits`, a missing value shown as "—" (no NaN)."""
+    import pandas as pd
+    frame = pd.DataFrame(frame).round(digits)
+    return frame.astype(object).where(frame.notna(), "—")
+
+
+def show(*objects, start: str | None = None, stop: str | None = None) -> None:
+    """Print the package's own source of each function or class (the notebook never redefines it).
+
+    With `start` (and `stop`), print only the core: the signature and docstring, then the lines from
+    the first one holding `start` through the first one after it holding `stop`, the rest as `...`."""
     for obj in objects:
-        print(inspect.getsource(obj).rstrip() + "\n")
+        source = inspect.getsource(obj).rstrip()
+        print((source if start is None else core_lines(source, start, stop)) + "\n")
+
+
+def core_lines(source: str, start: str, stop: str | None) -> str:
+    """`source` cut to its head (through the docstring) and the lines from `start` through `stop`."""
+    lines = source.splitlines()
+    head = next(i for i, line in enumerate(lines) if i and line.rstrip().endswith('"""'))
+    first = next((i for i, line in enumerate(lines) if start in line and i > head), None)
+    if first is None:
+        raise ValueError(f"no line after the docstring holds {start!r}")
+    last = first if stop is None else next((i for i, line in enumerate(lines) if stop in line and i >= first), None)
+    if last is None:
+        raise ValueError(f"no line from {start!r} on holds {stop!r}")
+    indent = lines[first][:len(lines[first]) - len(lines[first].lstrip())]
+    elided = [f"{indent}..."] if first > head + 1 else []
+    tail = [f"{indent}..."] if last < len(lines) - 1 else []
+    return "\n".join(lines[:head + 1] + elided + lines[first:last + 1] + tail)
 
 
 def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env: dict | None = None):

@@ -49,7 +49,7 @@ def render(rows: list[dict], *, batch: str, threshold: float, problems: list[str
     return render_html.render(
         "report.html", batch=batch, threshold=threshold, rows=rows, queue=waiting, problems=list(problems),
         headline=precision_lines(rows), counts=Counter(r["label"] for r in rows), labels=LABELS,
-        plots={title: png(fig) for title, fig in figures.items()},
+        plots={plots.alt_text(fig): png(fig) for fig in figures.values()},
         csp=render_html.content_security_policy(images=True))
 
 
