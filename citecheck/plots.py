@@ -7,7 +7,8 @@ Rules:
 - The AUTO_ACCEPT line is drawn on every confidence plot and the review region below it is shaded.
 - Every figure carries its alt text as its label (`alt_text(fig)`): what it shows, in words and with
   its numbers, so a reader who cannot see the image loses nothing (notebooks and the HTML report use it).
-- Point names never sit on top of each other: names of points close together alternate above and below.
+- Point names never sit on top of each other: a label's points run left to right by confidence, and the
+  names of points at about the same height are stacked one line apart.
 """
 from __future__ import annotations
 
@@ -79,15 +80,18 @@ def confidence_by_label(rows: list[dict], threshold: float, *, label_key: str = 
     plotted = [row for row in rows if row.get("confidence") is not None]
     unplotted = list(dict.fromkeys(str(row[name_key]) for row in rows if row.get("confidence") is None))
     size, seen = Counter(row[label_key] for row in plotted), Counter()
-    for row in plotted:
+    last: dict[str, tuple[float, int]] = {}          # label -> (confidence, name level) of its previous point
+    for row in sorted(plotted, key=lambda r: r["confidence"]):
         label, confidence = row[label_key], row["confidence"]
         step = min(0.12, 0.7 / size[label])          # every point of a label gets its own x
         x = order.index(label) + step * (seen[label] - (size[label] - 1) / 2)
-        below = seen[label] % 2 == 1 and step < 0.12  # crowded: every other name goes under its point
         seen[label] += 1
+        before = last.get(label)
+        level = (before[1] + 1) % 3 if before and confidence - before[0] < 0.06 else 0
+        last[label] = (confidence, level)
         ax.scatter([x], [confidence], color=COLOURS.get(label, "#999999"), s=36, zorder=3)
-        ax.annotate(str(row[name_key]), (x, confidence), xytext=(4, -10 if below else 3),
-                    textcoords="offset points", fontsize=8)
+        ax.annotate(str(row[name_key]), (x, confidence), xytext=(3, 3 + 9 * level), textcoords="offset points",
+                    fontsize=8)
     ax.set_xticks(range(len(order)), order)
     ax.set_xlim(-0.6, len(order) - 0.4)
     ax.set_ylim(0, 1.05)
