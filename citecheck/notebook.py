@@ -12,6 +12,9 @@ Rules:
   alone (CITECHECK_CACHE_STORE=off): what is committed is all a reproduction reads. This process's own
   environment is never changed. The kernel talks over Unix sockets in a private temporary folder
   (IPC transport), not TCP: nothing listens on a port and the kernel has no unencrypted-TCP warning.
+- What a reader sees: a figure is one <img> with its alt text (`plots.alt_text`); a printed table
+  shows a missing value as "—", never NaN (`tidy`); the set-up cell says which model answered and
+  when (`who_answered`); `show(fn, start=, stop=)` prints a function's core lines, not its plumbing.
 """
 from __future__ import annotations
 
