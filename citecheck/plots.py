@@ -17,7 +17,7 @@ from typing import Iterable
 
 from matplotlib.figure import Figure
 
-from .vocabulary import LABELS, VERDICTS
+from .vocabulary import LABELS, VERDICTS  # noqa: F401 - the notebooks name plots.LABELS
 
 def described(fig: Figure, text: str) -> Figure:
     """`fig` with `text` as its alt text."""

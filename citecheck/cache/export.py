@@ -22,10 +22,10 @@ import json
 import os
 import re
 import stat
-import tempfile
 import threading
 from pathlib import Path
 
+from ..files import replace_file
 from .errors import CacheCorrupted, CacheReadOnly
 from .store import writable
 
@@ -68,24 +68,7 @@ def write_export(path: Path, entries: dict) -> None:
     if not writable(path):
         raise CacheReadOnly(f"cache file {path} is read-only (mode {stat.filemode(os.stat(path).st_mode)}): "
                             "make it writable to export into it")
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(render(entries))
-            handle.flush()
-            os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    replace_file(path, lambda handle: handle.write(render(entries)), text=False)
 
 
 @contextlib.contextmanager
