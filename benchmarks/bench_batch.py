@@ -4,6 +4,8 @@ A script that prints numbers, not a timed test:
 
     .venv/bin/python benchmarks/bench_batch.py                 # both modes, 200 citations, 1 2 4 8
     .venv/bin/python benchmarks/bench_batch.py --mode sleep --citations 400
+    .venv/bin/python benchmarks/bench_batch.py --workers 0 1 2 4 --levels 4     # threads, then clusters
+    .venv/bin/python benchmarks/bench_batch.py --mode http --levels 4 --encoder joint --pages distinct
 
 Modes:
 - sleep: each citation sleeps crawl-ms then judge-ms in place of the pipeline, so the table measures
@@ -14,8 +16,16 @@ Modes:
 
 Ideal throughput = concurrency / (crawl + judge latency): what the batch would reach if the only cost
 were waiting. The CPU column is the batch process's own CPU time per citation (the stand-ins' threads
-run in the same process but do almost nothing: each page is converted once). Each level runs in its
-own process so the peak RSS column is that level's alone.
+run in the same process but do almost nothing: each page is converted once), plus, with --workers N
+(a `--cluster` batch on N local worker processes; 0 = the thread pool), its workers' CPU. The cluster is
+started and MiniLM loaded on every worker before the clock starts; that start-up has its own column.
+Each level runs in its own process so the peak RSS column is that level's alone.
+
+Pages (http mode): `same` serves one article under every URL (a page cited by many claims: encoded once
+per process since step 3 of issue 11), `distinct` marks every paragraph of every copy differently
+(nothing to reuse). Each run salts every paragraph, so vectors remembered on disk by an earlier run
+never hit. `--encoder joint` times
+the encoding before that step (claim and page passages encoded together on every citation).
 """
 from __future__ import annotations
 
@@ -44,54 +54,111 @@ def write_claims(path: Path, citations: int, base_url: str) -> None:
             handle.write(json.dumps({"id": f"b{i}", "claim": claim, "urls": [url]}) + "\n")
 
 
-def sleep_verify(crawl: float, judge: float, calls: list):
-    def verify(claim: str, url: str) -> dict:
-        time.sleep(crawl)
-        time.sleep(judge)
-        calls.append(url)
+class SleepVerify:
+    """Sleeps crawl-s then judge-s, each under the cluster-wide lease when it runs on a cluster."""
+
+    def __init__(self, crawl: float, judge: float):
+        self.crawl, self.judge = crawl, judge
+
+    def __call__(self, claim: str, url: str) -> dict:
+        from citecheck.batch.cluster import limited
+        for seconds in (self.crawl, self.judge):
+            with limited():
+                time.sleep(seconds)
         return {"url": url, "label": "supported", "confidence": 0.9, "evidence_quote": "boils at 100 °C"}
-    return verify
 
 
 def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    """This process's CPU and that of its finished children (a LocalCluster's workers)."""
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(u.ru_utime + u.ru_stime for u in usage)
 
 
-def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: float) -> dict:
-    """One batch in this process; returns the measurements."""
+def joint_encoding() -> None:
+    """Retrieval as before step 3: claim and passages encoded together on every call, nothing remembered."""
+    from citecheck import retrieval
+
+    def similarities(query: str, passages: list[str]) -> list[float]:
+        vectors = retrieval.model().encode([query, *passages], convert_to_tensor=True,
+                                           normalize_embeddings=True,
+                                           show_progress_bar=False)
+        return [float(x) for x in (vectors[1:] @ vectors[0]).tolist()]
+    retrieval.similarities = similarities
+
+
+def process_cpu(pids: list[int]) -> float:
+    """CPU seconds (user + system) the processes have used so far, from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+@contextlib.contextmanager
+def warm_cluster(workers: int, concurrency: int, settings, load_model: bool):
+    """A LocalCluster started, its workers' MiniLM loaded, before the clock starts: yields (the address
+    to pass as --cluster, the worker pids, seconds it took to get there); None without workers."""
+    if not workers:
+        yield None, [], 0.0
+        return
+    from distributed import Client, LocalCluster
+
+    from citecheck.batch.cluster import worker_environment
+    started = time.perf_counter()
+    with LocalCluster(n_workers=workers, threads_per_worker=concurrency, dashboard_address="127.0.0.1:0",
+                      env=worker_environment(settings), silence_logs=40) as local, Client(local) as client:
+        if load_model:
+            from citecheck import retrieval
+            client.run(lambda: retrieval.rank("warm the model up", ["before the clock starts"]) and None)
+        pids = list(client.run(os.getpid).values())
+        yield local.scheduler_address, pids, time.perf_counter() - started
+
+
+def measure(run, pids: list[int]) -> tuple:
+    started, cpu, workers_cpu = time.perf_counter(), cpu_seconds(), process_cpu(pids)
+    result = run()
+    return result, time.perf_counter() - started, cpu_seconds() - cpu + process_cpu(pids) - workers_cpu
+
+
+def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: float, workers: int = 0,
+              pages: str = "same", encoder: str = "memo") -> dict:
+    """One batch in this process, on `workers` warm local worker processes when > 0 (their start-up and
+    model load are timed apart); returns the measurements."""
     from citecheck import batch
     from citecheck.config import Settings
     from citecheck.context import RunContext
     work = Path(tempfile.mkdtemp(prefix="bench-batch-"))
     ctx = RunContext.build(Settings(cache_path=work / "cache.json", audit_db=work / "audit.db"))
     if mode == "sleep":
-        calls: list = []
         write_claims(work / "claims.jsonl", citations, "http://bench.invalid")
-        started, cpu = time.perf_counter(), cpu_seconds()
-        result = batch.run_batch(work / "claims.jsonl", ctx, verify=sleep_verify(crawl, judge, calls),
-                                 concurrency=concurrency)
-        seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
-        crawls = judged = len(calls)
+        with warm_cluster(workers, concurrency, ctx.settings, False) as (address, pids, startup):
+            result, seconds, cpu = measure(lambda: batch.run_batch(
+                work / "claims.jsonl", ctx, verify=SleepVerify(crawl, judge), concurrency=concurrency,
+                cluster=address), pids)
+        crawls = judged = len(result.rows)
     else:
-        with http_standins(crawl, judge) as (site_url, crawling, model, pointed):
+        if encoder == "joint":
+            joint_encoding()                     # this process only: use it with --workers 0
+        with http_standins(crawl, judge, pages) as (site_url, crawling, model, pointed):
             ctx = RunContext.build(ctx.settings.replace(**pointed))
             write_claims(work / "claims.jsonl", citations, site_url)
             from citecheck import retrieval
             retrieval.rank("warm the model up", ["before the clock starts"])
-            started, cpu = time.perf_counter(), cpu_seconds()
-            result = batch.run_batch(work / "claims.jsonl", ctx, concurrency=concurrency)
-            seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+            with warm_cluster(workers, concurrency, ctx.settings, True) as (address, pids, startup):
+                result, seconds, cpu = measure(lambda: batch.run_batch(
+                    work / "claims.jsonl", ctx, concurrency=concurrency, cluster=address), pids)
             crawls, judged = len(crawling.calls), len(model.requests)
     labels = batch.counts(result.rows)
-    return {"mode": mode, "concurrency": concurrency, "citations": len(result.rows), "seconds": seconds,
-            "cpu": cpu,
+    return {"mode": mode, "concurrency": concurrency, "workers": workers, "citations": len(result.rows),
+            "seconds": seconds, "cpu": cpu, "startup": startup,
             "supported": labels["supported"], "crawls": crawls, "judge_calls": judged,
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 @contextlib.contextmanager
-def http_standins(crawl: float, judge: float):
+def http_standins(crawl: float, judge: float, pages: str = "same"):
     """Fixture site, Crawling API (answers after `crawl` s) and judge (after `judge` s) on 127.0.0.1."""
     from dataclasses import replace
 
@@ -103,14 +170,18 @@ def http_standins(crawl: float, judge: float):
     from citecheck.config import Secrets
 
     converted: dict[str, object] = {}
+    salt = os.urandom(6).hex()
 
     def crawl_slowly(query: dict):
         """The page converted once per path and options (the copies differ only by query string), so
-        the stand-in's own work does not eat the CPU the pipeline is being measured on."""
+        the stand-in's own work does not eat the CPU the pipeline is being measured on; its text is
+        salted per run (every paragraph), and per copy when pages are `distinct`."""
         key = (query["url"].split("?")[0], query.get("md_readability"))
         if key not in converted:
             converted[key] = CrawlingStandIn.from_origin(query)
-        return replace(converted[key], delay=crawl, url=query["url"])
+        mark = f"[{salt} {query['url'].rsplit('=', 1)[-1]}]" if pages == "distinct" else f"[{salt}]"
+        body = "\n\n".join(f"{paragraph} {mark}" for paragraph in converted[key].body.split("\n\n"))
+        return replace(converted[key], delay=crawl, url=query["url"], body=body)
 
     quote = "At sea level, pure water boils at 100 °C (212 °F)."
     crawling = CrawlingStandIn(crawl_slowly)
@@ -129,34 +200,50 @@ def main() -> int:
     parser.add_argument("--citations", type=int, default=200)
     parser.add_argument("--crawl-ms", type=int, default=200)
     parser.add_argument("--judge-ms", type=int, default=300)
-    parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8],
+                        help="BATCH_CONCURRENCY values")
+    parser.add_argument("--workers", type=int, nargs="+", default=[0],
+                        help="local cluster sizes (--cluster local:N); 0 = the thread pool")
+    parser.add_argument("--pages", choices=("same", "distinct"), default="same")
+    parser.add_argument("--encoder", choices=("memo", "joint"), default="memo")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     crawl, judge = args.crawl_ms / 1000, args.judge_ms / 1000
     if args.child:
-        print(json.dumps(run_level(args.mode, args.levels[0], args.citations, crawl, judge)))
+        print(json.dumps(run_level(args.mode, args.levels[0], args.citations, crawl, judge, args.workers[0],
+                                   args.pages, args.encoder)))
         return 0
     modes = ("sleep", "http") if args.mode == "both" else (args.mode,)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.citations} citations, {args.crawl_ms} ms per crawl + {args.judge_ms} ms per judge call; "
-          f"{os.cpu_count()} CPUs, load average {load} at the start\n")
-    print("| mode | concurrency | crawls / judge calls | seconds | citations/s | ideal/s | % of ideal "
-          "| CPU ms / citation | peak RSS MiB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          f"pages {args.pages}, encoder {args.encoder}; {os.cpu_count()} CPUs, "
+          f"load average {load} at the start\n")
+    print("| mode | workers | concurrency | crawls / judge calls | seconds | citations/s | ideal/s "
+          "| % of ideal "
+          "| CPU ms / citation | cluster start s | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for mode in modes:
-        for level in args.levels:
-            child = subprocess.run([sys.executable, __file__, "--child", "--mode", mode, "--levels",
-                                    str(level), "--citations", str(args.citations), "--crawl-ms",
-                                    str(args.crawl_ms), "--judge-ms", str(args.judge_ms)],
-                                   capture_output=True, text=True, cwd=ROOT)
-            if child.returncode != 0:
-                print(f"| {mode} | {level} | failed: {child.stderr.strip().splitlines()[-1:]} |")
-                continue
-            m = json.loads(child.stdout.strip().splitlines()[-1])
-            rate, ideal = m["citations"] / m["seconds"], level / (crawl + judge)
-            print(f"| {mode} | {level} | {m['crawls']} / {m['judge_calls']} | {m['seconds']:.1f} "
-                  f"| {rate:.2f} | {ideal:.2f} | {100 * rate / ideal:.0f}% "
-                  f"| {1000 * m['cpu'] / m['citations']:.0f} | {m['peak_rss_mib']:.0f} |", flush=True)
+        for workers in args.workers:
+            for level in args.levels:
+                child = subprocess.run([sys.executable, __file__, "--child", "--mode", mode,
+                                        "--levels", str(level),
+                                        "--workers", str(workers), "--citations", str(args.citations),
+                                        "--crawl-ms", str(args.crawl_ms), "--judge-ms", str(args.judge_ms),
+                                        "--pages", args.pages, "--encoder", args.encoder],
+                                       capture_output=True, text=True, cwd=ROOT)
+                shown = workers or "threads"
+                if child.returncode != 0:
+                    last = child.stderr.strip().splitlines()[-1:]
+                    print(f"| {mode} | {shown} | {level} | failed: {last} |")
+                    continue
+                m = json.loads(child.stdout.strip().splitlines()[-1])
+                rate, ideal = m["citations"] / m["seconds"], level / (crawl + judge)
+                print(f"| {mode} | {shown} | {level} | {m['crawls']} / {m['judge_calls']} "
+                      f"| {m['seconds']:.1f} "
+                      f"| {rate:.2f} | {ideal:.2f} | {100 * rate / ideal:.0f}% "
+                      f"| {1000 * m['cpu'] / m['citations']:.0f} | {m['startup']:.1f} "
+                      f"| {m['peak_rss_mib']:.0f} |",
+                      flush=True)
     return 0
 
 

@@ -427,8 +427,9 @@ def start_dry_run(ctx: RunContext):
     Returns (the dry run's context, the running fixture site); a request the cache does not hold
     answers a labelled verdict (unreachable / cache_miss), never a live call.
     """
-    path = ctx.settings.cache_path
-    if not path.is_file():
+    from .cache import store_path
+    path, store = ctx.settings.cache_path, store_path(ctx.settings.cache_path, ctx.settings.cache_store)
+    if not path.is_file() and not (store is not None and store.is_file()):     # the export, or a live recording
         raise FileNotFoundError(f"serve --dry-run replays {path}, which does not exist here: "
                                 "run it from the repository root or set CITECHECK_CACHE")
     fixture = importlib.import_module(FIXTURE_SITE_MODULE).start(port=ctx.settings.site_port)

@@ -21,6 +21,7 @@ COMMANDS = {
     "serve": ("citecheck.api", "serve the /verify HTTP API (and /review when REVIEW_TOKEN is set)"),
     "calibrate": ("citecheck.calibrate", "choose AUTO_ACCEPT from the reviewed rows of the audit DB"),
     "judge-server": ("citecheck.local_judge.server", "start the local judge on 127.0.0.1"),
+    "cache": ("citecheck.cache.command", "export the cache store to json_cache.json, or count both"),
     "record": ("citecheck.record", "record the cache with the local judge and re-execute the notebooks"),
 }
 

@@ -47,6 +47,8 @@ DEFAULTS = {
     "MAX_PASSAGES": "32",
     "CITECHECK_SITE_PORT": "8731",
     "CITECHECK_CACHE": "json_cache.json",
+    "CITECHECK_CACHE_STORE": "",
+    "CACHE_MAX_AGE": "0",
     "CITECHECK_OFFLINE": "0",
     "BATCH_CONCURRENCY": "4",
     "AUDIT_DB": "",
@@ -121,6 +123,10 @@ class Secrets:
             raise MissingSetting(name, hint)
         return self._values[name]
 
+    def environ(self) -> dict[str, str]:
+        """The held secrets as environment variables, for a child process's environment (never a file)."""
+        return dict(self._values)
+
     def redact(self, text: str) -> str:
         """Replace the value of every held secret in `text` with the variable's name."""
         for name, value in self._values.items():
@@ -184,6 +190,8 @@ class Settings:
     max_passages: int = 32
     site_port: int = 8731
     cache_path: Path = Path("json_cache.json")
+    cache_store: str = ""
+    cache_max_age: int = 0
     offline: bool = False
     batch_concurrency: int = 4
     audit_db: Path | None = None        # AUDIT_DB when set: verify, /verify and check audit there too
@@ -231,6 +239,8 @@ class Settings:
             max_passages=read.positive("MAX_PASSAGES", integer=True),
             site_port=read.port("CITECHECK_SITE_PORT"),
             cache_path=Path(read.text("CITECHECK_CACHE")),
+            cache_store=read.cache_store(),
+            cache_max_age=read.count("CACHE_MAX_AGE"),
             offline=read.flag("CITECHECK_OFFLINE"),
             batch_concurrency=read.positive("BATCH_CONCURRENCY", integer=True),
             audit_db=Path(read.text("AUDIT_DB")) if read.text("AUDIT_DB") else None,
@@ -290,6 +300,13 @@ class _Reader:
         if not value > 0 or value != value or value == float("inf"):
             raise ValueError(f"{name} must be > 0, got {value}")
         return value
+
+    def cache_store(self) -> str:
+        """CITECHECK_CACHE_STORE: a path, empty (beside the export) or 'off' (replay the export alone)."""
+        store = self.text("CITECHECK_CACHE_STORE")
+        if store.lower() == "off" and not self.flag("CITECHECK_OFFLINE"):
+            raise ValueError("CITECHECK_CACHE_STORE=off needs CITECHECK_OFFLINE=1: a live run records into the store")
+        return store
 
     def count(self, name: str) -> int:
         raw = self.text(name)

@@ -7,6 +7,8 @@ Rules:
   out, such as `judge-server`, never reads it); a changed context (a dry run: offline, the fixture
   site allowed) is a new context with its own cache handle on the same file.
 - Tests build contexts directly: `RunContext.build(Settings(...))`.
+- A context pickles as its settings (a cluster's worker, another process): the cache handle is
+  reopened where it lands, and the secrets are read from that machine's environment.
 """
 from __future__ import annotations
 
@@ -14,6 +16,16 @@ from dataclasses import dataclass, field
 
 from .cache import Cache
 from .config import Settings
+
+
+def open_cache(settings: Settings) -> Cache:
+    """The cache the settings name: export path, store, offline flag, page age limit, secrets to refuse."""
+    return Cache(settings.cache_path, offline=settings.offline, store=settings.cache_store,
+                 page_max_age=settings.cache_max_age, secrets=settings.secrets)
+
+
+def _cache_settings(settings: Settings) -> tuple:
+    return settings.cache_path, settings.cache_store, settings.offline, settings.cache_max_age, settings.secrets
 
 
 @dataclass(frozen=True)
@@ -37,13 +49,16 @@ class RunContext:
     @property
     def cache(self) -> Cache:
         if not self._cache:
-            self._cache.append(Cache(self.settings.cache_path, offline=self.settings.offline))
+            self._cache.append(open_cache(self.settings))
         return self._cache[0]
 
+    def __reduce__(self):
+        return (RunContext.build, (self.settings,))
+
     def replace(self, **changes) -> "RunContext":
-        """A context whose settings differ; the cache is shared unless its path or offline flag changed."""
+        """A context whose settings differ; the cache is shared unless a cache setting changed."""
         settings = self.settings.replace(**changes)
-        same = (settings.cache_path, settings.offline) == (self.settings.cache_path, self.settings.offline)
+        same = _cache_settings(settings) == _cache_settings(self.settings)
         return RunContext.build(settings, self.cache if same and self._cache else None)
 
     def allowing(self, host: str, port: int) -> "RunContext":

@@ -5,16 +5,22 @@ Rules:
   are the same in Jupyter, in `setup.sh`, in `record` and in the reproduction test; `setup()` builds
   the notebook's run context from the kernel's environment, once.
 - Output is reproducible: no absolute paths, no progress bars, floats rounded by pandas options,
-  figures at a fixed size and dpi with no timestamps in their metadata.
+  figures at a fixed size and dpi with no timestamps in their metadata. The one exception is a cell
+  tagged `measured` (timings): compared with its numbers masked, so its words and shape must match.
 - `execute()` runs a notebook with nbclient in a fresh kernel whose environment is this process's,
-  quietened, plus what the caller passes; offline unless told otherwise. This process's own
+  quietened, plus what the caller passes; offline unless told otherwise, and then from the export
+  alone (CITECHECK_CACHE_STORE=off): what is committed is all a reproduction reads. This process's own
   environment is never changed. The kernel talks over Unix sockets in a private temporary folder
   (IPC transport), not TCP: nothing listens on a port and the kernel has no unencrypted-TCP warning.
+- What a reader sees: a figure is one <img> with its alt text (`plots.alt_text`); a printed table
+  shows a missing value as "—", never NaN (`tidy`); the set-up cell says which model answered and
+  when (`who_answered`); `show(fn, start=, stop=)` prints a function's core lines, not its plumbing.
 """
 from __future__ import annotations
 
 import inspect
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -47,13 +53,65 @@ def setup() -> RunContext:
         return RunContext.from_env()
     ip.run_line_magic("matplotlib", "inline")
     ip.run_line_magic("config", "InlineBackend.print_figure_kwargs = {'metadata': {'Software': None}}")
+    show_figures_with_alt_text(ip)
     return RunContext.from_env()
 
 
-def show(*objects) -> None:
-    """Print the package's own source of each function or class (the notebook never redefines it)."""
+def show_figures_with_alt_text(ip) -> None:
+    """A figure shows as one <img> carrying its alt text (`plots.alt_text`), and as that text where
+    no image can be shown (the PNG is inside the <img>, so it is stored once)."""
+    from html import escape
+
+    from matplotlib.figure import Figure
+
+    from .plots import alt_text
+    from .report_html import png
+    formatters = ip.display_formatter.formatters
+    formatters["image/png"].pop(Figure, None)
+    formatters["text/html"].for_type(Figure, lambda fig: f'<img src="{png(fig)}" alt="{escape(alt_text(fig))}">')
+    formatters["text/plain"].for_type(Figure, lambda fig, p, cycle: p.text(alt_text(fig)))
+
+
+def who_answered(ctx: RunContext, *functions: str) -> None:
+    """Print which model recorded the cached answers of each function, and when (one line each)."""
+    from .cache import models_used
+    for row in models_used(ctx.cache):
+        if row["function"] in functions:
+            when = row["first"] if row["first"] == row["last"] else f"{row['first']} to {row['last']}"
+            print(f"{row['function']}: {row['calls']} answers by {row['model']}, recorded {when} (UTC)")
+
+
+def tidy(frame, digits: int = 3):
+    """A DataFrame for display: floats rounded to `digits`, a missing value shown as "—" (no NaN)."""
+    import pandas as pd
+    frame = pd.DataFrame(frame).round(digits)
+    return frame.astype(object).where(frame.notna(), "—")
+
+
+def show(*objects, start: str | None = None, stop: str | None = None) -> None:
+    """Print the package's own source of each function or class (the notebook never redefines it).
+
+    With `start` (and `stop`), print only the core: the signature and docstring, then the lines from
+    the first one holding `start` through the first one after it holding `stop`, the rest as `...`."""
     for obj in objects:
-        print(inspect.getsource(obj).rstrip() + "\n")
+        source = inspect.getsource(obj).rstrip()
+        print((source if start is None else core_lines(source, start, stop)) + "\n")
+
+
+def core_lines(source: str, start: str, stop: str | None) -> str:
+    """`source` cut to its head (through the docstring) and the lines from `start` through `stop`."""
+    lines = source.splitlines()
+    head = next(i for i, line in enumerate(lines) if i and line.rstrip().endswith('"""'))
+    first = next((i for i, line in enumerate(lines) if start in line and i > head), None)
+    if first is None:
+        raise ValueError(f"no line after the docstring holds {start!r}")
+    last = first if stop is None else next((i for i, line in enumerate(lines) if stop in line and i >= first), None)
+    if last is None:
+        raise ValueError(f"no line from {start!r} on holds {stop!r}")
+    indent = lines[first][:len(lines[first]) - len(lines[first].lstrip())]
+    elided = [f"{indent}..."] if first > head + 1 else []
+    tail = [f"{indent}..."] if last < len(lines) - 1 else []
+    return "\n".join(lines[:head + 1] + elided + lines[first:last + 1] + tail)
 
 
 def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env: dict | None = None):
@@ -61,7 +119,8 @@ def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env:
     import nbclient
     import nbformat
     nb = nbformat.read(str(path), as_version=4)
-    kernel_env = config.child_env({**(env or {}), "CITECHECK_OFFLINE": "1" if offline else "0"}, quiet=True)
+    replay = {"CITECHECK_OFFLINE": "1", "CITECHECK_CACHE_STORE": "off"} if offline else {"CITECHECK_OFFLINE": "0"}
+    kernel_env = config.child_env({**(env or {}), **replay}, quiet=True)
     with tempfile.TemporaryDirectory(prefix="citecheck-kernel-") as sockets:
         client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                          config=kernel_transport(sockets),
@@ -79,9 +138,15 @@ def kernel_transport(sockets: str):
     return Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "kernel")}})
 
 
+MEASURED = "measured"
+"""The tag of a cell that prints timings: its numbers may differ run to run, its words may not."""
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
 def _outputs(cell) -> list[dict]:
     """A code cell's outputs without execution counts or metadata; consecutive chunks of one stream
-    are joined (how a kernel splits printed text is timing, not content)."""
+    are joined (how a kernel splits printed text is timing, not content). In a cell tagged
+    `measured` every number in printed text reads '#'."""
     kept = []
     for out in cell.get("outputs", []):
         if out["output_type"] == "stream":
@@ -94,6 +159,10 @@ def _outputs(cell) -> list[dict]:
             kept.append({"data": dict(out["data"])})
         else:
             kept.append({"error": out.get("ename"), "value": out.get("evalue")})
+    if MEASURED in cell.get("metadata", {}).get("tags", []):
+        for out in kept:
+            if "text" in out:
+                out["text"] = _NUMBER.sub("#", out["text"])
     return kept
 
 

@@ -5,6 +5,10 @@ Rules:
 - Figures are built with matplotlib's object API (not pyplot), so a cell shows each one exactly
   once and re-runs render identical PNGs.
 - The AUTO_ACCEPT line is drawn on every confidence plot and the review region below it is shaded.
+- Every figure carries its alt text as its label (`alt_text(fig)`): what it shows, in words and with
+  its numbers, so a reader who cannot see the image loses nothing (notebooks and the HTML report use it).
+- Point names never sit on top of each other: a label's points run left to right by confidence, and the
+  names of points at about the same height are stacked one line apart.
 """
 from __future__ import annotations
 
@@ -13,7 +17,25 @@ from typing import Iterable
 
 from matplotlib.figure import Figure
 
-from .vocabulary import LABELS, VERDICTS
+from .vocabulary import LABELS, VERDICTS  # noqa: F401 - the notebooks name plots.LABELS
+
+def described(fig: Figure, text: str) -> Figure:
+    """`fig` with `text` as its alt text."""
+    fig.set_label(text)
+    return fig
+
+
+def alt_text(fig: Figure) -> str:
+    """The figure's alt text (its title when none was set)."""
+    if fig.get_label():
+        return fig.get_label()
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    return "; ".join(titles) or "a figure"
+
+
+def _numbers(values: dict) -> str:
+    return ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items())
+
 
 COLOURS = {
     # source-document flow
@@ -36,7 +58,8 @@ def label_counts(values: Iterable[str], order: tuple[str, ...] = VERDICTS, title
     ax.set_ylim(0, max(counts.values(), default=0) + 1.5)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
-    return fig
+    return described(fig, f"{title}: bar chart of how many got each label: "
+                          + _numbers({label: counts.get(label, 0) for label in order}) + ".")
 
 
 def confidence_by_label(rows: list[dict], threshold: float, *, label_key: str = "verdict",
@@ -54,25 +77,36 @@ def confidence_by_label(rows: list[dict], threshold: float, *, label_key: str = 
     ax.text(len(order) - 0.55, threshold + 0.015, f"AUTO_ACCEPT = {threshold:g}", ha="right",
             va="bottom", color="#e65100")
     ax.text(len(order) - 0.55, 0.02, "review by a person", ha="right", va="bottom", color="#e65100")
-    unplotted = [str(row[name_key]) for row in rows if row.get("confidence") is None]
     plotted = [row for row in rows if row.get("confidence") is not None]
+    unplotted = list(dict.fromkeys(str(row[name_key]) for row in rows if row.get("confidence") is None))
     size, seen = Counter(row[label_key] for row in plotted), Counter()
-    for row in plotted:
+    last: dict[str, tuple[float, int]] = {}          # label -> (confidence, name level) of its previous point
+    for row in sorted(plotted, key=lambda r: r["confidence"]):
         label, confidence = row[label_key], row["confidence"]
         step = min(0.12, 0.7 / size[label])          # every point of a label gets its own x
         x = order.index(label) + step * (seen[label] - (size[label] - 1) / 2)
         seen[label] += 1
+        before = last.get(label)
+        level = (before[1] + 1) % 3 if before and confidence - before[0] < 0.06 else 0
+        last[label] = (confidence, level)
         ax.scatter([x], [confidence], color=COLOURS.get(label, "#999999"), s=36, zorder=3)
-        ax.annotate(str(row[name_key]), (x, confidence), xytext=(5, 2), textcoords="offset points", fontsize=8)
+        ax.annotate(str(row[name_key]), (x, confidence), xytext=(3, 3 + 9 * level), textcoords="offset points",
+                    fontsize=8)
     ax.set_xticks(range(len(order)), order)
     ax.set_xlim(-0.6, len(order) - 0.4)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("confidence")
-    subtitle = f"\nno model asked: {', '.join(unplotted)}" if unplotted else ""
+    missing = len(rows) - len(plotted)
+    subtitle = f"\nno model asked ({missing}): {', '.join(unplotted)}" if unplotted else ""
     ax.set_title(title + subtitle)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
-    return fig
+    points = "; ".join(f"{label}: " + ", ".join(f"{row[name_key]} {row['confidence']:.2f}" for row in plotted
+                                                 if row[label_key] == label)
+                       for label in order if size[label])
+    return described(fig, f"{title}: one point per item at its label and confidence, with the AUTO_ACCEPT "
+                          f"line at {threshold:g} (below it a person reviews). {points or 'No points'}."
+                          + (f" No model asked ({missing}): {', '.join(unplotted)}." if unplotted else ""))
 
 
 SERIES_COLOURS = ("#1565c0", "#ad1457", "#00838f", "#6d4c41")
@@ -98,7 +132,9 @@ def grouped_bars(table: dict[str, dict], *, xlabel: str, ylabel: str, title: str
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
-    return fig
+    bars = "; ".join(f"{series}: " + ", ".join(f"{x} {values.get(x, 0):.2f}" for x in xs)
+                     for series, values in table.items())
+    return described(fig, f"{title}: grouped bars of {ylabel} by {xlabel}. {bars}.")
 
 
 def reliability_diagram(bins: dict[str, list[dict]], title: str = "Reliability") -> Figure:
@@ -121,7 +157,11 @@ def reliability_diagram(bins: dict[str, list[dict]], title: str = "Reliability")
     axes[0].set_ylabel("accuracy in bin")
     fig.suptitle(title)
     fig.tight_layout()
-    return fig
+    panels = "; ".join(f"{series}: " + ", ".join(f"{b['lo']:.1f}-{b['hi']:.1f} n={b['n']} accuracy "
+                                                  f"{b['accuracy']:.2f}" for b in rows if b["n"])
+                       for series, rows in bins.items())
+    return described(fig, f"{title}: accuracy of each confidence bin against the diagonal of a perfectly "
+                          f"calibrated judge. {panels}.")
 
 
 def threshold_sweep(curves: dict[str, list[dict]], threshold: float, *, target: float | None = None,
@@ -152,7 +192,13 @@ def threshold_sweep(curves: dict[str, list[dict]], threshold: float, *, target: 
     left.legend(loc="lower left", frameon=False)
     fig.suptitle(title)
     fig.tight_layout()
-    return fig
+    here = {series: max((p for p in points if p["threshold"] <= threshold), key=lambda p: p["threshold"],
+                        default=None) for series, points in curves.items()}
+    at = "; ".join(f"{series}: {p['accepted_share']:.0%} accepted, accuracy {p['accepted_accuracy']:.2f}"
+                   for series, p in here.items() if p is not None and p["accepted"])
+    return described(fig, f"{title}: accuracy of the accepted verdicts (left) and the share accepted (right) "
+                          f"as AUTO_ACCEPT goes from 0 to 1. At AUTO_ACCEPT = {threshold:g}: "
+                          f"{at or 'none accepted'}.")
 
 
 def review_share_curve(points: list[dict], threshold: float, title: str = "Citations a person must read") -> Figure:
@@ -174,4 +220,7 @@ def review_share_curve(points: list[dict], threshold: float, title: str = "Citat
     ax.set_title(title)
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
-    return fig
+    at = f": {here['to_review']} to review ({here['share']:.0%})" if here is not None else ""
+    return described(fig, f"{title}: share of citations sent to a person as AUTO_ACCEPT goes from 0 to 1, "
+                          f"rising to {points[-1]['share']:.0%} at 1. At AUTO_ACCEPT = {threshold:g}{at}."
+                          if points else f"{title}: no citations.")

@@ -5,11 +5,14 @@ Steps, in order (rule: the committed outputs come only from replaying what a rea
 2. Start the local judge (`python -m citecheck judge-server`) on a free 127.0.0.1 port and wait
    for /health, or use an already running one (`--endpoint`).
 3. Execute every notebook LIVE with TYPESAFE_ENDPOINT / OPENAI_BASE_URL pointed at it, so each call
-   missing from json_cache.json is answered by the model and recorded (hosted keys are blanked for
-   this pass so they are never sent to the local server).
-4. Stop the judge (SIGTERM: it finishes the request in flight), then execute every notebook OFFLINE
-   (CITECHECK_OFFLINE=1) and save it: the saved outputs are exactly what a reader's replay shows.
-Deleting json_cache.json and running this regenerates everything the notebooks publish.
+   missing from the cache is answered by the model and recorded in the store (hosted keys are blanked
+   for this pass so they are never sent to the local server).
+4. Stop the judge (SIGTERM: it finishes the request in flight) and export the store into
+   json_cache.json (`cache export`: sorted, unchanged entries byte for byte).
+5. Execute every notebook OFFLINE from the export alone (CITECHECK_OFFLINE=1, CITECHECK_CACHE_STORE=off)
+   and save it: the saved outputs are exactly what a reader's replay of the committed files shows.
+Deleting json_cache.json and its store (json_cache.sqlite) and running this regenerates everything the
+notebooks publish.
 """
 from __future__ import annotations
 
@@ -91,7 +94,7 @@ def add_arguments(parser) -> None:
 
 def record(ctx: RunContext, endpoint: str | None = None, *, port: int = 0, fetch: bool = True,
            server_command: list[str] | None = None, log=print) -> list[Path]:
-    """Run steps 1-4; return the saved notebooks."""
+    """Run steps 1-5; return the saved notebooks."""
     process = None
     if endpoint is None:
         if server_command is None and not weights.model_path().exists():
@@ -113,9 +116,11 @@ def record(ctx: RunContext, endpoint: str | None = None, *, port: int = 0, fetch
         if process is not None:
             code = stop_server(process)
             log(f"judge stopped (exit code {code})")
+    done = ctx.cache.export()
+    log(f"exported {done['added']} new and {done['changed']} changed entries into {shown(ctx.cache.path)}")
     saved = notebook.execute_all(offline=True, save=True)
-    log(f"offline pass: {len(saved)} notebook(s) re-executed from the cache and saved")
-    for row in cache.models_used(cache.Cache(ctx.settings.cache_path)):   # re-read: the kernels wrote it
+    log(f"offline pass: {len(saved)} notebook(s) re-executed from {shown(ctx.cache.path)} alone and saved")
+    for row in cache.models_used(cache.Cache(ctx.cache.path, offline=True, store=cache.OFF)):
         log(f"  {row['function']}: {row['calls']} call(s) answered by {row['model']} "
             f"({row['first']}..{row['last']})")
     return saved

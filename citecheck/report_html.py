@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import base64
 import io
-import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 
 from . import config, plots, render_html
+from .files import replace_file
 from .batch.precision import precision_lines
 from .review import queue, review_share
 from .vocabulary import LABELS
@@ -49,20 +48,12 @@ def render(rows: list[dict], *, batch: str, threshold: float, problems: list[str
     return render_html.render(
         "report.html", batch=batch, threshold=threshold, rows=rows, queue=waiting, problems=list(problems),
         headline=precision_lines(rows), counts=Counter(r["label"] for r in rows), labels=LABELS,
-        plots={title: png(fig) for title, fig in figures.items()},
+        plots={plots.alt_text(fig): png(fig) for fig in figures.values()},
         csp=render_html.content_security_policy(images=True))
 
 
 def write_report(rows: list[dict], path: str | Path, *, batch: str, threshold: float,
                  problems: list[str] = ()) -> None:
     """Write the report (see module rules)."""
-    path = Path(path)
     text = render(rows, batch=batch, threshold=threshold, problems=problems)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent or Path(".")))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(path, lambda handle: handle.write(text))

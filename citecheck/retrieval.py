@@ -10,9 +10,9 @@ Rules:
   order), kept in page order. Chosen on WiCE's tune split over page order and BM25
   (benchmarks/bench_passage_cap.py): it loses no evidence recall@3 on WiCE's pages and keeps more
   than encoding every passage when the article is buried in a long page; page order loses most.
-- The scores of the last 512 distinct (query, passages) calls are remembered, so a replayed or
-  repeated check (notebook re-runs, the API) does not encode the same page again. The same call is
-  computed the same way, so remembering changes no score.
+- Each text is encoded once (`citecheck.vectors`: new texts in one batch, known ones remembered in
+  memory and under .models/), so a page cited by several claims, or read again by a replay, is not
+  encoded again; the scores of the last 512 distinct (query, passages) calls are remembered too.
 """
 from __future__ import annotations
 
@@ -53,8 +53,8 @@ def similarities(query: str, passages: list[str]) -> list[float]:
 
 @functools.lru_cache(maxsize=512)
 def _similarities(query: str, passages: tuple[str, ...]) -> tuple[float, ...]:
-    vectors = model().encode([query, *passages], convert_to_tensor=True, normalize_embeddings=True,
-                             show_progress_bar=False)
+    from .vectors import encode
+    vectors = encode([query, *passages])
     return tuple(float(x) for x in (vectors[1:] @ vectors[0]).tolist())
 
 

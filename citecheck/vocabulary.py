@@ -91,6 +91,7 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason("blocked_url", UNREACHABLE, True, "blocked_address's name in early releases (old audit rows)"),
     Reason("judge_unavailable", NOT_FOUND, True, "the judge could not be reached"),
     Reason("check_failed", NOT_FOUND, True, "the check raised an unexpected error (detail in the log)"),
+    Reason("worker_lost", NOT_FOUND, True, "every cluster worker that checked it died (batch --cluster)"),
 )}
 HTTP_REASON_PREFIX = "http_"
 """Any other 4xx from the origin is `http_<status>`, unreachable, not transient."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from killing import kill_mid_batch
 from standins.crawlbase import NORMAL_TOKEN, CrawlingStandIn
 from standins.crawlbase_storage import Storage, crawlbase_standin
 from standins.judge import judge_standin, verdict_json
@@ -267,17 +267,7 @@ def test_a_killed_batch_resumes_without_redoing_or_duplicating(tmp_path, ctx):
     db, log = Path(os.environ["AUDIT_DB"]), tmp_path / "calls.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(path), str(log)], env=env, cwd=tmp_path)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if db.exists():
-            with sqlite3.connect(db) as conn:
-                if conn.execute("SELECT count(*) FROM citations").fetchone()[0] >= 6:
-                    break
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    with sqlite3.connect(db) as conn:
-        before = dict(conn.execute("SELECT id || ' ' || url, decided_at FROM citations").fetchall())
+    before = kill_mid_batch(proc, db, 6)
     assert 6 <= len(before) < 40, "the kill should land mid-batch"
 
     redone = []
@@ -410,7 +400,7 @@ def test_batch_through_crawlbase_and_the_judge_writes_csv_and_audit_rows_without
     # the token is nowhere: not in the CSV, the audit DB, the cache, nor anything printed
     assert NORMAL_TOKEN not in printed.out + printed.err
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert {p.name for p in written} >= {"report.csv", "audit.db", "json_cache.json"}
+    assert {p.name for p in written} >= {"report.csv", "audit.db", "json_cache.sqlite"}
     assert [p.name for p in written if NORMAL_TOKEN.encode() in p.read_bytes()] == []
 
 

@@ -28,8 +28,11 @@ NO_WAIT = (lambda seconds: None)
 
 
 def cache_text(run) -> str:
+    """Every recorded entry as JSON, and the bytes of every cache file on disk (the store and its WAL)."""
     path = run.ctx.settings.cache_path
-    return path.read_text(encoding="utf-8") if path.exists() else ""
+    files = [p for p in path.parent.iterdir() if p.name.startswith((path.name, path.stem + ".sqlite"))]
+    return json.dumps(run.ctx.cache.entries(), ensure_ascii=False) + "".join(
+        p.read_bytes().decode("utf-8", "replace") for p in files)
 
 
 # ------------------------------------------------------------------ Crawlbase through the SDK

@@ -1,4 +1,5 @@
 """The Choice judge through the unmodified typesafe-sdk against a Jev-compatible stand-in."""
+
 import json
 
 import pytest
@@ -33,7 +34,7 @@ def test_answer_is_cached_and_stamped_with_the_answering_model(make_ctx):
         second = judges.choice_judge("c", "s", ctx)
         assert len(server.requests) == 1
     assert first == second
-    entry = next(iter(json.loads(ctx.cache.path.read_text()).values()))
+    entry = next(iter(ctx.cache.entries().values()))
     assert entry["model"] == "jev-2026-10" and entry["usage"] == {"input_tokens": 42, "output_tokens": 1}
 
 
@@ -114,7 +115,8 @@ def test_an_answer_recorded_with_the_top_probability_replays_with_the_reference_
     recorded = {"relation": "contradicts", "confidence": 0.745,
                 "probabilities": {"supports": 0.242, "contradicts": 0.745, "says_nothing": 0.013}}
     key = request_key("typesafe.system_one", config.LOCAL_MODEL, request)
-    ctx.cache.put(key, {"function": "typesafe.system_one", "model": config.LOCAL_MODEL, "answer": recorded})
+    ctx.cache.put(key, {"function": "typesafe.system_one", "model": config.LOCAL_MODEL, "answer": recorded,
+                        "usage": None, "seconds": 0.0, "recorded": "2026-11-30"})
     result = judges.choice_judge("c", "s", ctx.replace(offline=True))
     assert result["relation"] == "contradicts"
     assert result["confidence"] == pytest.approx((0.745 - 1 / 3) / (2 / 3))
@@ -173,7 +175,7 @@ def test_a_malformed_entry_an_old_version_cached_is_reported_by_key_and_path(ctx
                "local_calibration": judges.local_calibration()}
     key = request_key("typesafe.system_one", config.LOCAL_MODEL, request)
     ctx.cache.put(key, {"function": "typesafe.system_one", "model": config.LOCAL_MODEL,
-                        "answer": {"choice": "maybe"}})
+                        "answer": {"choice": "maybe"}, "usage": None, "seconds": 0.0, "recorded": "2026-11-30"})
     with pytest.raises(CacheCorrupted) as err:
         judges.choice_judge("c", "s", ctx)
     message = str(err.value)

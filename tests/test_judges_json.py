@@ -152,9 +152,9 @@ def test_valid_answer_is_parsed_and_cached_with_the_answering_model(judge, monke
     assert out["label"] == "supported" and out["evidence_quote"] == PASSAGES[0]
     assert out["confidence"] == 0.93 and out["reason"] is None
     assert ask(judge, provider, monkeypatch) == out and len(judge.requests) == 1   # replayed
-    (entry,) = json.loads(judge.cache.path.read_text()).values()
+    (entry,) = judge.cache.entries().values()
     assert entry["model"] == MODEL and entry["function"] == f"judge.json/{provider}"
-    assert KEY not in judge.cache.path.read_text()
+    assert KEY.encode() not in judge.cache.store.path.read_bytes()
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -324,7 +324,7 @@ def test_a_malformed_entry_an_old_version_cached_is_reported_by_key_and_path(jud
     request = {"messages": judges.json_messages(CLAIM, PASSAGES), "schema": judges.JSON_SCHEMA}
     key = request_key("judge.json/openai", config.LOCAL_MODEL, request)
     judge.cache.put(key, {"function": "judge.json/openai", "model": MODEL,
-                          "answer": {"content": {"label": "x"}}})
+                          "answer": {"content": {"label": "x"}}, "usage": None, "seconds": 0.0, "recorded": "2026-11-30"})
     with pytest.raises(CacheCorrupted) as err:
         ask(judge, "openai", monkeypatch)
     assert key in str(err.value) and "cache.json" in str(err.value) and not judge.requests

@@ -79,3 +79,22 @@ def test_batch_cli_writes_the_report(tmp_path):
     text = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert_inert(text, images=True)
     assert "citation_precision=" not in text and "citation_precision" in text and "batch claims" in text
+
+
+def test_reports_keep_the_mode_of_the_file_they_replace_and_get_the_umask_mode_when_new(tmp_path):
+    import os
+    import stat
+
+    from citecheck.batch.report_csv import CSV_COLUMNS, write_csv
+    from citecheck.files import new_file_mode
+    from citecheck.report_html import write_report
+    rows = [dict.fromkeys(CSV_COLUMNS) | {"label": "supported", "auto": True}]
+    fresh = tmp_path / "new.csv"
+    write_csv(rows, fresh)
+    assert stat.S_IMODE(os.stat(fresh).st_mode) == new_file_mode() != 0o600
+    kept = tmp_path / "shared.html"
+    kept.write_text("old")
+    os.chmod(kept, 0o640)
+    write_report([], kept, batch="b", threshold=0.8)
+    assert stat.S_IMODE(os.stat(kept).st_mode) == 0o640 and "<html" in kept.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.csv", "shared.html"]      # no temp file left

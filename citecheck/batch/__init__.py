@@ -10,8 +10,9 @@ Rules:
   judge model) is read back, not redone, so a killed batch resumes where it stopped. A row whose
   reason is transient (`vocabulary.TRANSIENT`: the crawl or the judge could not be reached) is
   tried again.
-- At most BATCH_CONCURRENCY citations are in flight (`batch.pool`); rows are written by the calling
-  thread only. The CSV report is `batch.report_csv`; `--report` writes the HTML one (`report_html`).
+- At most BATCH_CONCURRENCY citations are in flight (`batch.pool`), or, with --cluster, outside calls
+  across the cluster's workers (`batch.cluster`); rows are written by the calling thread only. The CSV
+  report is `batch.report_csv`; `--report` writes the HTML one (`report_html`).
 - Every row carries the gate's `auto` (`review.gated`, at `threshold`: None means the context's
   AUTO_ACCEPT); a row read back from the journal is gated again, and its `auto` updated in the journal
   when AUTO_ACCEPT changed. The audit row also keeps the passages the judge read.
@@ -90,13 +91,14 @@ def _progress(total: int, show: bool):
 
 def run_batch(path: str | Path, ctx: RunContext, *, batch: str | None = None, db: str | Path | None = None,
               verify: Verify | None = None, concurrency: int | None = None,
-              progress: bool = False, threshold: float | None = None, fmt: str = "auto") -> BatchResult:
+              progress: bool = False, threshold: float | None = None, fmt: str = "auto",
+              cluster: str | None = None) -> BatchResult:
     """Read the claims file or answer (`fmt`: batch.inputs) and check it as batch `batch` (default: the file
     name without extension)."""
     parsed = read_input(path, fmt, ctx)
     return check_claims(parsed.claims, ctx, batch=batch or Path(path).stem, db=db, verify=verify,
                         concurrency=concurrency, progress=progress, problems=parsed.problems,
-                        threshold=threshold)
+                        threshold=threshold, cluster=cluster)
 
 
 def _regate(conn, batch: str, rows: dict, redo: set, threshold: float) -> None:
@@ -113,13 +115,10 @@ def _regate(conn, batch: str, rows: dict, redo: set, threshold: float) -> None:
 def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | Path | None = None,
                  verify: Verify | None = None, concurrency: int | None = None,
                  progress: bool = False, problems: list[str] | None = None,
-                 threshold: float | None = None) -> BatchResult:
-    """Check every citation not already decided in `batch`; rows come back in input order."""
+                 threshold: float | None = None, cluster: str | None = None) -> BatchResult:
+    """Check every citation not already decided in `batch`; rows come back in input order. `cluster`
+    (local:N or tcp://HOST:PORT) checks them on Dask workers (`batch.cluster`), else in threads."""
     threshold = ctx.settings.auto_accept if threshold is None else threshold
-    if verify is None:
-        from ..verify import verify_citation
-        def verify(claim: str, url: str) -> dict:
-            return verify_citation(claim, url, ctx, threshold, with_passages=True)
     concurrency = concurrency or ctx.settings.batch_concurrency
     model = ctx.settings.judge_model
     conn = audit.connect(db if db is not None else ctx.settings.journal)
@@ -128,9 +127,7 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
         todo = [(c, url) for c in claims for url in c.urls if not _fresh(rows.get((c.id, url)), c, model)]
         _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
         with _progress(len(todo), progress) as bar:
-            def one(item):
-                return check_one(verify, item[0].claim, item[1], threshold)
-            for (c, url), result in run_pool(one, todo, concurrency):
+            for (c, url), result in _runner(todo, ctx, verify, concurrency, threshold, cluster):
                 rows[(c.id, url)] = audit.write_citation(conn, batch, c.id, c.claim, result, model)
                 bar.update()
     finally:
@@ -141,6 +138,19 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
         verdict = overall([row["label"] for row in cited])
         out.extend(BatchRow.from_dict({**row, "overall": verdict}).to_dict() for row in cited)
     return BatchResult(out, list(problems or []), len(out) - len(todo), len(todo), counts(out))
+
+
+def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int, threshold: float,
+            cluster: str | None):
+    """(item, row) pairs as citations finish: on the cluster, or in this process's threads."""
+    if cluster:
+        from .cluster import run_cluster
+        return run_cluster(todo, ctx, cluster, concurrency, threshold, verify)
+    if verify is None:
+        from ..verify import verify_citation
+        def verify(claim: str, url: str) -> dict:
+            return verify_citation(claim, url, ctx, threshold, with_passages=True)
+    return run_pool(lambda item: check_one(verify, item[0].claim, item[1], threshold), todo, concurrency)
 
 
 # ---------------------------------------------------------------- CLI
@@ -154,6 +164,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--batch", help="batch name in the audit DB (default: the file name without "
                         "extension); the same name resumes, a new name starts over")
     parser.add_argument("--db", help="audit DB path (default: AUDIT_DB, audit.db)")
+    parser.add_argument("--cluster", metavar="local:N|tcp://HOST:PORT",
+                        help="check on Dask workers: N local worker processes, or a running scheduler")
     parser.add_argument("--report", metavar="FILE.html", help="write one self-contained HTML report "
                         "(summary, plots, the review queue, every row) to this file")
     parser.add_argument("--fail-under", type=ci_gate.fraction, metavar="X",
@@ -171,9 +183,12 @@ def run(args, ctx: RunContext) -> int:
         print(f"citecheck batch: {args.file}: {message}", file=sys.stderr)
     if not parsed.claims:
         raise ValueError(f"{args.file}: no valid claims to check")
+    if args.cluster:
+        from .cluster import parse
+        parse(args.cluster)                                # a bad spec is one line before any work
     threshold, name = ctx.settings.auto_accept, args.batch or Path(args.file).stem
     result = check_claims(parsed.claims, ctx, batch=name, db=args.db, progress=True, problems=parsed.problems,
-                          threshold=threshold)
+                          threshold=threshold, cluster=args.cluster)
     if result.reused:
         print(f"citecheck batch: resumed: {result.reused} citation(s) already decided in this batch "
               "were read back from the audit DB", file=sys.stderr)

@@ -3,6 +3,9 @@
 Rules:
 - The crawl and judge SDKs are synchronous, so each citation runs in a worker thread; as many are
   queued as run, and rows are yielded to the calling thread as they finish (it alone writes them).
+- When the batch stops early (an error, a closed generator), queued citations are cancelled and the
+  running ones are waited for (each is bounded by its deadlines; the interpreter would join them at exit
+  anyway), so none runs on into interpreter shutdown and reports a spurious failure.
 """
 from __future__ import annotations
 
@@ -24,4 +27,4 @@ def run_pool(check: Callable, todo: list, concurrency: int):
         for future in cf.as_completed(list(in_flight)):
             yield in_flight.pop(future), future.result()
     finally:
-        pool.shutdown(wait=not in_flight, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)

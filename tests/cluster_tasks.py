@@ -1,0 +1,62 @@
+"""Verify functions that cluster workers import by name (tests/ is on every worker's sys.path).
+
+Each reads what it needs from the URL, so nothing but the function's name travels in a task:
+- `/yes/` supported, `/no/` contradicted, anything else not_found (like test_batch.fake_verify);
+- `?log=FILE` appends the URL to FILE (one line per check, from any worker);
+- `/die-once/` with `?marker=FILE`: the first worker to check it creates FILE and kills itself (SIGKILL);
+- `/always-die/`: every worker that checks it kills itself;
+- `/leased/` holds one cluster-wide lease (`batch.cluster.limited`) for `?hold=SECONDS`, appending
+  "+" and "-" lines to `?log=FILE` as it takes and gives back the lease.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+
+def _query(url: str) -> dict:
+    return {key: values[0] for key, values in parse_qs(urlsplit(url).query).items()}
+
+
+def _append(path: str | None, line: str) -> None:
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+
+def verify(claim: str, url: str) -> dict:
+    query = _query(url)
+    if "/die-once/" in url:
+        marker = Path(query["marker"])
+        if not marker.exists():
+            marker.write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGKILL)
+    if "/always-die/" in url:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if "/leased/" in url:
+        from citecheck.batch.cluster import limited
+        with limited():
+            _append(query.get("log"), "+")
+            time.sleep(float(query.get("hold", "0.2")))
+            _append(query.get("log"), "-")
+    _append(query.get("log"), url)
+    label = "supported" if "/yes/" in url else "contradicted" if "/no/" in url else "not_found"
+    return {"url": url, "label": label, "reason": None, "evidence_quote": f"quote for {claim}",
+            "confidence": 0.9, "final_url": url, "original_status": 200, "rid": None}
+
+
+def holds_secret(settings, name: str, digest: str, hold: float) -> bool:
+    """After `hold` s: whether the settings, as unpickled on this worker, hold the secret whose sha256 is
+    `digest` (only a digest travels, never the value)."""
+    import hashlib
+    time.sleep(hold)
+    return hashlib.sha256(settings.secrets.get(name).encode()).hexdigest() == digest
+
+
+def pickled_run_specs(dask_scheduler) -> list[bytes]:
+    """Every task the scheduler holds, pickled as it would be sent or spilled."""
+    import cloudpickle
+    return [cloudpickle.dumps(ts.run_spec) for ts in dask_scheduler.tasks.values()]

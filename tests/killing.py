@@ -1,0 +1,28 @@
+"""Killing a batch mid-run: wait until its audit DB holds some rows, then SIGKILL it."""
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable
+
+
+def kill_mid_batch(proc: subprocess.Popen, db: Path, rows: int, timeout: float = 30.0,
+                   watch: Callable[[], None] | None = None) -> dict:
+    """SIGKILL `proc` once `db` holds `rows` citations (or after `timeout` s); return the rows it left,
+    {"id url": decided_at}. `watch` is called on every poll (e.g. to note the process's children)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if watch is not None:
+            watch()
+        if db.exists():
+            with sqlite3.connect(db) as conn:
+                if conn.execute("SELECT count(*) FROM citations").fetchone()[0] >= rows:
+                    break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with sqlite3.connect(db) as conn:
+        return dict(conn.execute("SELECT id || ' ' || url, decided_at FROM citations").fetchall())

@@ -1,0 +1,222 @@
+"""batch --cluster: a Dask LocalCluster gives the thread pool's rows; killed workers, leases, secrets."""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import cloudpickle
+import pytest
+from killing import kill_mid_batch
+from standins.crawlbase import NORMAL_TOKEN, CrawlingStandIn
+from standins.crawlbase_storage import Storage, crawlbase_standin
+from standins.judge import free_port, judge_standin
+from test_batch import scripted_model, write_jsonl
+
+import cluster_tasks
+from citecheck import audit, batch, cli
+from citecheck.batch import cluster
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::DeprecationWarning")
+
+
+class StableRids(CrawlingStandIn):
+    """A Crawling-API stand-in whose rid is a digest of the crawled URL, so two runs of one batch get
+    the same rids whatever order their crawls arrive in."""
+    _lock = threading.Lock()
+
+    def handle(self, request):
+        url = parse_qs(urlsplit(request.path).query).get("url", [""])[0]
+        with self._lock:
+            self._rids = iter([int(hashlib.sha256(url.encode()).hexdigest()[:4], 16)])
+            return super().handle(request)
+
+
+@pytest.fixture
+def standins(fixture_site, monkeypatch):
+    with crawlbase_standin(StableRids(), Storage()) as api, judge_standin() as judge:
+        judge.script.content = scripted_model
+        monkeypatch.setenv("CRAWLBASE_TOKEN", NORMAL_TOKEN)
+        monkeypatch.setenv("CRAWLBASE_API_URL", api.url)
+        monkeypatch.setenv("OPENAI_BASE_URL", judge.url + "/v1")
+        yield judge
+
+
+def audit_rows(db: Path) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        columns = [c[1] for c in conn.execute("PRAGMA table_info(citations)") if c[1] != "decided_at"]
+        return conn.execute(f"SELECT {', '.join(columns)} FROM citations ORDER BY batch, id, url").fetchall()
+
+
+def test_a_two_worker_cluster_batch_matches_the_thread_pool_row_for_row(standins, fixture_site, tmp_path,
+                                                                        monkeypatch, capsys):
+    url = fixture_site.url
+    path = write_jsonl(tmp_path / "claims.jsonl", [
+        {"id": "h1", "claim": "At sea level, pure water boils at 100 °C.",
+         "urls": [url("/articles/boiling-point"), url("/articles/boiling-point-table-2019")]},
+        {"id": "h2", "claim": "Water boils at 50 °C at sea level.", "urls": [url("/articles/water-boiling-point")]},
+        {"id": "h3", "claim": "An invented quote backs this claim.", "urls": [url("/articles/boiling-point")]},
+        {"id": "h4", "claim": "Steam tables list 100 °C at sea level.",
+         "urls": [url("/blog/2021/03/boiling-at-altitude"), url("/articles/steam-tables"), url("/")]}])
+    runs = {}
+    for name, extra in (("threads", []), ("cluster", ["--cluster", "local:2"])):
+        monkeypatch.setenv("CITECHECK_CACHE", str(tmp_path / name / "json_cache.json"))
+        monkeypatch.setenv("AUDIT_DB", str(tmp_path / name / "audit.db"))
+        (tmp_path / name).mkdir()
+        assert cli.main(["batch", str(path), "--out", str(tmp_path / name / "report.csv"), *extra]) == 0
+        runs[name] = capsys.readouterr()
+    assert runs["cluster"].out == runs["threads"].out
+    assert runs["threads"].out.splitlines() == ["citation_precision=0.1429 (1/7)",
+                                                "reachable_precision=0.2000 (1/5)"]
+    assert (tmp_path / "cluster/report.csv").read_bytes() == (tmp_path / "threads/report.csv").read_bytes()
+    assert audit_rows(tmp_path / "cluster/audit.db") == audit_rows(tmp_path / "threads/audit.db")
+    assert len(audit_rows(tmp_path / "cluster/audit.db")) == 7
+    # the workers recorded nothing themselves: the driver stored every crawl and judge answer
+    from citecheck.cache import Cache
+    stored = {name: Cache(tmp_path / name / "json_cache.json", offline=True).stored() for name in runs}
+    assert stored["cluster"].keys() == stored["threads"].keys() and len(stored["cluster"]) >= 9
+
+
+def items(tmp_path: Path, count: int, special: str = "", **query) -> Path:
+    log = tmp_path / "calls.log"
+    rows = [{"id": f"c{i}", "claim": f"claim {i}", "urls": [f"http://x/yes/{i}?log={log}"]} for i in range(count)]
+    if special:
+        extra = "&".join(f"{k}={v}" for k, v in {"log": log, **query}.items())
+        rows[count // 2]["urls"].append(f"http://x/{special}/{count // 2}?{extra}")
+    return write_jsonl(tmp_path / "claims.jsonl", rows)
+
+
+def counting_writes(monkeypatch) -> list:
+    written, write = [], audit.write_citation
+
+    def counted(conn, name, item_id, claim, row, model):
+        written.append((item_id, row["url"]))
+        return write(conn, name, item_id, claim, row, model)
+    monkeypatch.setattr(audit, "write_citation", counted)
+    return written
+
+
+def test_a_worker_killed_mid_citation_loses_and_doubles_nothing(tmp_path, ctx, monkeypatch):
+    path = items(tmp_path, 20, "die-once", marker=tmp_path / "died")
+    written = counting_writes(monkeypatch)
+    result = batch.run_batch(path, ctx, verify=cluster_tasks.verify, cluster="local:2")
+    assert (tmp_path / "died").exists(), "a worker should have been killed"
+    assert len(result.rows) == 21 and result.decided == 21
+    assert sorted(written) == sorted(set(written)) and len(written) == 21
+    assert len(audit_rows(ctx.settings.audit_db)) == 21
+    logged = (tmp_path / "calls.log").read_text().splitlines()
+    assert {r["url"] for r in result.rows} == set(logged)
+    assert {r["reason"] for r in result.rows} == {None}
+
+
+def test_a_citation_whose_workers_keep_dying_is_reported_and_checked_again_on_resume(tmp_path, make_ctx):
+    """One task per worker at a time (so no other citation shares the dying worker), no retries."""
+    import dask
+    import distributed  # noqa: F401 - its defaults must be in dask's config before it is changed
+    path, ctx = items(tmp_path, 6, "always-die"), make_ctx(batch_concurrency=1)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0,
+                          "distributed.scheduler.worker-saturation": 1.0}):
+        result = batch.run_batch(path, ctx, verify=cluster_tasks.verify, cluster="local:2")
+    lost = [r for r in result.rows if r["reason"] == "worker_lost"]
+    assert len(result.rows) == 7 and [r["url"].split("?")[0] for r in lost] == ["http://x/always-die/3"]
+    assert lost[0]["label"] == "not_found"
+    again = batch.run_batch(path, ctx, verify=lambda c, u: {"url": u, "label": "not_found"})
+    assert (again.reused, again.decided) == (6, 1)
+
+
+def test_outside_calls_are_limited_cluster_wide(tmp_path, make_ctx):
+    log = tmp_path / "leases.log"
+    rows = [{"id": f"c{i}", "claim": f"claim {i}", "urls": [f"http://x/leased/{i}?hold=0.4&log={log}"]}
+            for i in range(10)]
+    ctx = make_ctx(batch_concurrency=2)
+    result = batch.run_batch(write_jsonl(tmp_path / "c.jsonl", rows), ctx, verify=cluster_tasks.verify,
+                             cluster="local:2")
+    assert len(result.rows) == 10
+    running, peak = 0, 0
+    for line in log.read_text().splitlines():
+        running += {"+": 1, "-": -1}.get(line, 0)
+        peak = max(peak, running)
+    assert peak == 2                                   # 2 workers x 2 threads, but 2 leases
+
+
+def test_secrets_reach_workers_by_environment_and_never_sit_in_a_task(tmp_path, make_ctx):
+    secret = "cbFAKE-never-in-a-task-91X"
+    ctx = make_ctx(secrets={"CRAWLBASE_TOKEN": secret})
+    settings = cluster.shippable(ctx.settings)
+    task = (cluster.check_on_worker, settings, None, cluster_tasks.verify, "claim", "http://x/yes/1", 0.8)
+    assert secret.encode() not in cloudpickle.dumps(task) and secret.encode() not in pickle.dumps(task[1])
+    with cluster.connect(cluster.Spec(workers=1), settings, 2) as client:
+        seen = client.submit(cluster_tasks.holds_secret, settings, "CRAWLBASE_TOKEN", hashlib.sha256(
+            secret.encode()).hexdigest(), 2.0, pure=False)
+        time.sleep(1.0)
+        specs = client.run_on_scheduler(cluster_tasks.pickled_run_specs)
+        assert specs and not any(secret.encode() in spec for spec in specs)
+        assert seen.result() is True                   # the worker read it from its own environment
+
+
+def test_an_unreachable_scheduler_is_one_line_naming_the_address(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 1.0)
+    path = items(tmp_path, 2)
+    address = f"tcp://127.0.0.1:{free_port()}"
+    assert cli.main(["batch", str(path), "--cluster", address]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"citecheck batch: error: no Dask scheduler answered at {address}")
+
+
+@pytest.mark.parametrize("spec", ["local:0", "local:two", "udp://host:1", "tcp://host", "tcp://h:8786/x"])
+def test_a_bad_cluster_spec_is_one_line_before_any_work(tmp_path, capsys, spec):
+    assert cli.main(["batch", str(items(tmp_path, 1)), "--cluster", spec]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"citecheck batch: error: {cluster.USAGE}; got {spec!r}"]
+
+
+RUNNER = """
+import sys
+sys.path.insert(0, sys.argv[3])
+import cluster_tasks
+from citecheck import batch
+from citecheck.context import RunContext
+batch.run_batch(sys.argv[1], RunContext.from_env(), verify=cluster_tasks.verify, concurrency=2, cluster="local:2")
+"""
+
+
+def children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+def test_a_killed_cluster_batch_resumes_without_redoing_and_leaves_no_worker(tmp_path, ctx):
+    rows = [{"id": f"c{i}", "claim": f"claim {i}", "urls": [f"http://x/leased/{i}?hold=0.3&log={tmp_path}/l"]}
+            for i in range(30)]
+    path = write_jsonl(tmp_path / "claims.jsonl", rows)
+    db = Path(os.environ["AUDIT_DB"])
+    proc = subprocess.Popen([sys.executable, "-c", RUNNER, str(path), "", str(ROOT / "tests")],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: set[int] = set()
+    before = kill_mid_batch(proc, db, 4, timeout=240, watch=lambda: workers.update(children(proc.pid)))
+    assert 4 <= len(before) < 30, "the kill should land mid-batch"
+    redone = []
+    result = batch.run_batch(path, ctx, verify=lambda c, u: redone.append(u) or {"url": u, "label": "not_found"})
+    assert len(result.rows) == 30 and len(redone) == 30 - len(before)
+    assert not {f"{r['id']} {r['url']}" for r in result.rows if r["url"] in redone} & set(before)
+    deadline = time.monotonic() + 60
+    while workers and time.monotonic() < deadline:
+        workers = {pid for pid in workers if Path(f"/proc/{pid}").exists()
+                   and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"}
+        time.sleep(0.5)
+    assert workers == set(), "the killed driver's workers should exit on their own"
