@@ -12,6 +12,8 @@ Rules:
 """
 from __future__ import annotations
 
+import base64
+import io
 from collections import Counter
 from typing import Iterable
 
@@ -31,6 +33,13 @@ def alt_text(fig: Figure) -> str:
         return fig.get_label()
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     return "; ".join(titles) or "a figure"
+
+
+def data_uri(fig: Figure) -> str:
+    """A matplotlib figure as a data: URI (no software metadata, so re-runs are byte-identical)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def _numbers(values: dict) -> str:

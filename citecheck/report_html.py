@@ -11,8 +11,6 @@ Rules:
 """
 from __future__ import annotations
 
-import base64
-import io
 from collections import Counter
 from pathlib import Path
 
@@ -21,13 +19,6 @@ from .files import replace_file
 from .batch.precision import precision_lines
 from .review import queue, review_share
 from .vocabulary import LABELS
-
-
-def png(fig) -> str:
-    """A matplotlib figure as a data: URI (no software metadata, so re-runs are byte-identical)."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def _clean(row: dict) -> dict:
@@ -48,7 +39,7 @@ def render(rows: list[dict], *, batch: str, threshold: float, problems: list[str
     return render_html.render(
         "report.html", batch=batch, threshold=threshold, rows=rows, queue=waiting, problems=list(problems),
         headline=precision_lines(rows), counts=Counter(r["label"] for r in rows), labels=LABELS,
-        plots={plots.alt_text(fig): png(fig) for fig in figures.values()},
+        plots={plots.alt_text(fig): plots.data_uri(fig) for fig in figures.values()},
         csp=render_html.content_security_policy(images=True))
 
 
