@@ -37,7 +37,7 @@ DEFAULTS = {
     "OLLAMA_HOST": "http://127.0.0.1:11434",
     "JUDGE_PROVIDER": "openai",
     "JUDGE_MODEL": "",
-    "JUDGE_METHOD": "one_pass",
+    "JUDGE_METHOD": "pooled",
     "JUDGE_CALL_BUDGET": "8",
     "CRAWLBASE_API_URL": "",
     "CRAWLBASE_TIMEOUT": "90",
@@ -180,7 +180,7 @@ class Settings:
     ollama_host: str = DEFAULTS["OLLAMA_HOST"]
     judge_provider: str = "openai"
     judge_model: str = LOCAL_MODEL
-    judge_method: str = "one_pass"
+    judge_method: str = "pooled"
     judge_call_budget: int = 8
     crawlbase_api_url: str = ""
     crawlbase_timeout: float = 90.0

@@ -55,11 +55,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from citecheck import calibration, judges, matching, sources  # noqa: E402
+from citecheck import calibration, judges, matching  # noqa: E402
 from citecheck.local_judge import prompts, readout, weights  # noqa: E402
 from citecheck.paths import shown  # noqa: E402
 
-RFC_PAIRS = ROOT / "data" / "rfc_pairs.jsonl"
 WICE_DEFAULT = ROOT / "data" / "wice" / "sample.jsonl"
 RAW = ROOT / "build" / "eval_judge" / "raw.jsonl"
 OPTIONS = tuple(judges.CHOICE_CRITERIA)
@@ -129,14 +128,10 @@ def neighbourhood(section_text: str, quote: str, around: int = 2) -> str:
 
 
 def rfc_rows() -> list[Row]:
-    document = sources.load(ROOT / "data" / "rfc7519.txt")
-    rows = []
-    for i, line in enumerate(RFC_PAIRS.read_text(encoding="utf-8").splitlines()):
-        pair = json.loads(line)
-        section = document.sections[pair["section"]].text
-        rows.append(Row("rfc", pair["id"], ("tune", "report")[i % 2], pair["label"], pair["claim"],
-                        {"section": section, "neighbourhood": neighbourhood(section, pair["quote"])}))
-    return rows
+    from citecheck import method_comparison as mc
+    return [Row("rfc", i["id"], i["split"], i["gold"], i["claim"],
+                {"section": i["text"], "neighbourhood": neighbourhood(i["text"], i["quote"])})
+            for i in mc.rfc_items()]
 
 
 def wice_rows(path: Path, per_split: int, splits: tuple[str, ...]) -> list[Row]:
@@ -306,8 +301,6 @@ def print_table(lines: list[dict]) -> None:
 # ---------------------------------------------------------------- judge methods, as verify ships them
 
 METHOD_RECORDS = ROOT / "build" / "eval_judge" / "methods.jsonl"
-RFC_OF = {"supported": "supports", "contradicted": "contradicts", "not_found": "says_nothing"}
-RFC_CLASSES = ("supports", "contradicts", "says_nothing")
 
 
 def seeded(ctx, paths: list[Path]) -> dict:
@@ -334,107 +327,23 @@ def seeded(ctx, paths: list[Path]) -> dict:
     return counter
 
 
-def method_items(limit: int | None, splits: tuple[str, ...] = ("tune", "report")) -> list[dict]:
-    """RFC pairs (the located section as the page) then WiCE sample rows, each with its gold label."""
-    from citecheck import evaluation as ev
-    items = [{"dataset": "rfc", "id": r.id, "split": r.split, "gold": r.gold, "claim": r.claim,
-              "text": r.sources["section"]} for r in rfc_rows()]
-    items += [{"dataset": "wice", "id": r["id"], "split": r["split"], "gold": r["gold"], "label": r["label"],
-               "claim": r["claim"], "text": ev.wice_page(r["evidence"])} for r in ev.load_sample()]
-    items = [item for item in items if item["split"] in splits]
-    return items[:limit] if limit else items
-
-
-def usage_of(entries: dict, verdict_steps: list[dict]) -> dict:
-    """Calls, prompt and output tokens, compute seconds of a verdict's steps (from their cache entries)."""
-    used = [entries.get(s.get("key")) for s in verdict_steps]
-    usages = [e.get("usage") or {} for e in used if e]
-
-    def total(*names):
-        return sum(next((u[n] for n in names if u.get(n)), 0) for u in usages)
-    return {"prompt_tokens": total("input_tokens", "prompt_tokens"),
-            "output_tokens": total("output_tokens", "completion_tokens"),
-            "seconds": round(sum(e.get("seconds") or 0 for e in used if e), 3)}
-
-
 def run_methods(ctx, names: list[str], replay: set[str], limit: int | None,
                 splits: tuple[str, ...] = ("tune", "report")) -> list[dict]:
-    from citecheck import evaluation as ev, verify
-    from citecheck.cache import CacheMiss
+    """Every row of `splits` (the first `limit`) judged by each method; records appended to METHOD_RECORDS."""
+    from citecheck import method_comparison as mc
     records = []
     METHOD_RECORDS.parent.mkdir(parents=True, exist_ok=True)
-    items = method_items(limit, splits)
-    for n, item in enumerate(items, 1):
+    rows = mc.items(splits)[:limit] if limit else mc.items(splits)
+    for n, item in enumerate(rows, 1):
         for name in names:
-            run_ctx = ctx.replace(offline=True) if name in replay else ctx
             started = time.time()
-            try:
-                trace = verify.trace_text(item["claim"], item["text"], run_ctx.replace(judge_method=name),
-                                          f"{item['dataset']}:{item['id']}")
-            except CacheMiss:
-                records.append({**{k: item[k] for k in ("dataset", "id", "split", "gold")}, "judge": name,
-                                "missing": True})
-                continue
-            got = ev.judged_of(trace, name)
-            record = {**{k: item[k] for k in ("dataset", "id", "split", "gold")}, **got,
-                      **usage_of(ctx.cache.entries(), (trace.judged or {}).get("steps", [])),
-                      "wall": round(time.time() - started, 1)}
-            records.append(record)
-            with open(METHOD_RECORDS, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        print(f"{n}/{len(items)} {item['dataset']} {item['id']} {time.strftime('%H:%M:%S')}", flush=True)
+            record = mc.judge_item(item, name, ctx.replace(offline=True) if name in replay else ctx)
+            records.append({**record, "wall": round(time.time() - started, 1)})
+            if not record.get("missing"):
+                with open(METHOD_RECORDS, "a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(records[-1], ensure_ascii=False) + "\n")
+        print(f"{n}/{len(rows)} {item['dataset']} {item['id']} {time.strftime('%H:%M:%S')}", flush=True)
     return records
-
-
-def relabel(record: dict, support_at: float) -> dict:
-    """A pooled record's label and confidence at another SUPPORT_AT (same answers, pooled.pool's rule)."""
-    from citecheck.methods import pooled
-    if record["reason"] or record.get("p_supported") is None or record.get("coverage") is None:
-        return record
-    p = record["p_supported"]
-    if p >= support_at:
-        label = "supported"
-    else:
-        label = "contradicted" if record["coverage"] >= pooled.COVERAGE else "not_found"
-    return {**record, "answer": label, "confidence": p if label == "supported" else 1 - p}
-
-
-def scored(records: list[dict]) -> dict:
-    """{"wice": binary metrics, "rfc": 3-class metrics} for one method's records of one split."""
-    from citecheck import evaluation as ev
-    out = {}
-    wice = ev.with_predictions([r for r in records if r["dataset"] == "wice"])
-    if wice:
-        gold, pred = [r["gold"] for r in wice], [r["predicted"] for r in wice]
-        classes = {c["class"]: c for c in ev.per_class(gold, pred)}
-        recalls = [classes[c]["recall"] for c in ev.CLASSES]
-        out["wice"] = {"n": len(wice), "accuracy": ev.accuracy(gold, pred),
-                       "balanced_accuracy": statistics.fmean(recalls), "supported_recall": recalls[0],
-                       "auroc": ev.auroc([r["p_supported"] or 0.0 for r in wice],
-                                         [g == "supported" for g in gold]),
-                       "ece": ev.ece([r["confidence"] for r in wice], [r["correct"] for r in wice])}
-    rfc = [r for r in records if r["dataset"] == "rfc"]
-    if rfc:
-        gold = [r["gold"] for r in rfc]
-        pred = [r["answer"] if r["answer"] in RFC_CLASSES else RFC_OF[r["answer"]] for r in rfc]
-        out["rfc"] = {"n": len(rfc), "accuracy": ev.accuracy(gold, pred),
-                      **{f"recall_{c['class']}": c["recall"] for c in ev.per_class(gold, pred, RFC_CLASSES)}}
-    return out
-
-
-def choose_support_at(tune: list[dict]) -> float:
-    """The lab's rule: SUPPORT_AT maximising mean(WiCE-tune balanced accuracy, RFC-tune 3-class accuracy),
-    the midpoint of the lowest and highest optimal candidate (candidates: observed p_supported values)."""
-    candidates = sorted({r["p_supported"] for r in tune if r.get("p_supported") is not None})
-    best, arg = -1.0, []
-    for t in candidates:
-        s = scored([relabel(r, t) for r in tune])
-        value = statistics.fmean([s["wice"]["balanced_accuracy"], s["rfc"]["accuracy"]])
-        if value > best + 1e-12:
-            best, arg = value, [t]
-        elif abs(value - best) <= 1e-12:
-            arg.append(t)
-    return (min(arg) + max(arg)) / 2
 
 
 def _rounded(row: dict) -> dict:
@@ -442,7 +351,7 @@ def _rounded(row: dict) -> dict:
 
 
 def report_methods(records: list[dict]) -> None:
-    from citecheck import evaluation as ev
+    from citecheck import evaluation as ev, method_comparison as mc
     from citecheck.methods import pooled
     found = [r for r in records if not r.get("missing")]
     for name in ev.judges_of(found):
@@ -451,19 +360,15 @@ def report_methods(records: list[dict]) -> None:
         if name == "pooled":
             tune = [r for r in mine if r["split"] == "tune"]
             if {"wice", "rfc"} <= {r["dataset"] for r in tune}:
-                t = choose_support_at(tune)
+                t = mc.choose_support_at(tune)
                 print(f"pooled: SUPPORT_AT chosen on tune = {t:.4f} (shipped constant {pooled.SUPPORT_AT})")
-                mine = [relabel(r, t) for r in mine]
+                mine = [mc.relabel(r, t) for r in mine]
         for split in ev.SPLITS:
             part = [r for r in mine if r["split"] == split]
-            if not part:
-                continue
-            s = scored(part)
-            cost = {k: statistics.fmean(r.get(k) or 0 for r in part)
-                    for k in ("calls", "prompt_tokens", "output_tokens", "seconds")}
-            print(f"{name} {split}: " + json.dumps({k: _rounded(d) for k, d in s.items()})
-                  + f" per citation {json.dumps(_rounded(cost))}"
-                  + (f" ({missing} rows not recorded)" if missing and split == "report" else ""))
+            if part:
+                print(f"{name} {split}: " + json.dumps({k: _rounded(d) for k, d in mc.scored(part).items()})
+                      + f" per citation {json.dumps(_rounded(mc.cost(part)))}"
+                      + (f" ({missing} rows not recorded)" if missing and split == "report" else ""))
         wice = ev.with_predictions([r for r in mine if r["dataset"] == "wice"])
         for row in ev.threshold_table(wice):
             print(f"{name} AUTO_ACCEPT for 90 % on tune: {json.dumps(_rounded(row))}")

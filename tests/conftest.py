@@ -11,6 +11,9 @@ from citecheck import config
 from citecheck.config import Secrets, Settings
 from citecheck.context import RunContext
 
+FLOW_METHOD = "one_pass"
+"""The flows' tests script one judge call per citation (the one-pass baselines); the shipped default
+(pooled) is tested in tests/test_methods.py and by the notebook reproductions."""
 SCRUBBED = (*config.SECRETS, *config.DEFAULTS, "TYPESAFE_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 
 
@@ -21,6 +24,7 @@ def clean_env(monkeypatch, tmp_path):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CITECHECK_CACHE", str(tmp_path / "json_cache.json"))
     monkeypatch.setenv("AUDIT_DB", str(tmp_path / "audit.db"))
+    monkeypatch.setenv("JUDGE_METHOD", FLOW_METHOD)
     yield
 
 
@@ -29,7 +33,7 @@ def make_ctx(tmp_path):
     """make_ctx(secrets={...}, **settings) -> a RunContext over a private cache and audit DB."""
     def make(secrets: dict | None = None, **changes) -> RunContext:
         settings = Settings(cache_path=tmp_path / "json_cache.json", audit_db=tmp_path / "audit.db",
-                            secrets=Secrets(secrets or {}))
+                            secrets=Secrets(secrets or {}), judge_method=FLOW_METHOD)
         return RunContext.build(settings.replace(**changes))
     return make
 

@@ -62,12 +62,21 @@ def test_pool_supports_from_the_best_sentence_else_coverage_decides_contradictio
     passages = [PAGE]
     label, quote, confidence, p = pooled.pool(CLAIM, passages, [("a b c", UNKNOWN), (SUPPORTING, YES)])
     assert (label, quote) == ("supported", SUPPORTING)
-    assert p == pytest.approx(0.8 / 0.95) and confidence == p
+    assert p == round(0.8 / 0.95, 4) and confidence == p     # to 4 decimals, as SUPPORT_AT was chosen
     label, quote, confidence, p = pooled.pool(CLAIM, passages, [("a b c", UNKNOWN), (SUPPORTING, NO)])
     assert label == "contradicted" and quote == SUPPORTING           # the claim's words are on the page
     assert p == pytest.approx(0.05 / 0.25) and confidence == pytest.approx(1 - p)   # best z: the NO sentence
     label, quote, _, _ = pooled.pool("Quokkas sleep in burrows.", passages, [("a b c", NO)])
     assert (label, quote) == ("not_found", None)                      # not about the claim: says nothing
+
+
+def test_support_at_is_compared_at_4_decimals_as_it_was_chosen():
+    at = pooled.SUPPORT_AT - 0.00004                                   # rounds to SUPPORT_AT
+    label, _, _, p = pooled.pool(CLAIM, [PAGE], [(SUPPORTING, {"yes": at, "no": 0.0, "unknown": 1 - at})])
+    assert (label, p) == ("supported", pooled.SUPPORT_AT)
+    below = pooled.SUPPORT_AT - 0.0001
+    label, _, _, _ = pooled.pool(CLAIM, [PAGE], [(SUPPORTING, {"yes": below, "no": 0.0, "unknown": 1 - below})])
+    assert label != "supported"
 
 
 def test_support_margin_is_the_log_odds_of_yes_over_unknown():
@@ -184,9 +193,13 @@ def test_check_uses_the_chosen_method_and_an_off_contract_step_is_judge_unavaila
     assert row["verdict"] == JUDGE_UNAVAILABLE and "judge_output_invalid" in unavailable[0][1]
 
 
+def test_the_shipped_default_is_the_method_chosen_on_tune():
+    assert Settings().judge_method == "pooled"
+    assert Settings.from_env({}).judge_method == "pooled"
+
+
 def test_one_pass_keeps_each_flows_baseline(make_ctx):
-    ctx = make_ctx()
-    assert ctx.settings.judge_method == "one_pass"
+    ctx = make_ctx(judge_method="one_pass")
     assert methods.chosen(ctx, "json").name == "json" and methods.chosen(ctx, "choice").name == "choice"
     assert methods.chosen(ctx.replace(judge_method="pooled"), "json").name == "pooled"
 

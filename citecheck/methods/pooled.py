@@ -5,7 +5,8 @@ Rules (the lab's, issue 14; every number chosen on the tune split, see docs/DESI
   (`sentences.ranked`); the top SENTENCES are asked, one call each (budget reserved before the first).
 - The step: one Choice question QUESTION (yes / no / unknown) over state {claim, text: the sentence}.
 - Support: z = log P(yes) - log P(unknown) per sentence; the best sentence has the largest z and
-  p_supported = P(yes) / (P(yes) + P(unknown)) there. supported iff p_supported >= SUPPORT_AT; the
+  p_supported = P(yes) / (P(yes) + P(unknown)) there, to 4 decimals (as SUPPORT_AT was chosen over the
+  recorded values). supported iff p_supported >= SUPPORT_AT; the
   evidence quote is that sentence (verbatim by construction; verify still guards it), confidence
   p_supported.
 - Otherwise contradiction by coverage (fixed, not fitted): the shown passages hold at least COVERAGE of
@@ -63,7 +64,7 @@ def top_sentences(claim: str, passages: list[str], n: int = SENTENCES) -> list[s
 def pool(claim: str, passages: list[str], asked: list[tuple[str, dict]]) -> tuple:
     """(label, quote, confidence, p_supported) from (sentence, probabilities) pairs (module rules)."""
     text, best = max(asked, key=lambda pair: support_margin(pair[1]))
-    p = best["yes"] / (best["yes"] + best["unknown"]) if best["yes"] + best["unknown"] > 0 else 0.0
+    p = round(best["yes"] / (best["yes"] + best["unknown"]), 4) if best["yes"] + best["unknown"] > 0 else 0.0
     if p >= SUPPORT_AT:
         return "supported", text, p, p
     if units.coverage(claim, " ".join(passages)) >= COVERAGE:
