@@ -72,8 +72,8 @@ DEFAULTS = {
 }
 
 JUDGE_METHODS = ("one_pass", "choice", "json", "pooled", "decompose")
-"""JUDGE_METHOD's values (citecheck.methods); one_pass keeps each flow's baseline (JSON in verify, Choice
-in check)."""
+"""JUDGE_METHOD's values (citecheck.methods; default pooled, the method chosen on tune); one_pass keeps each
+flow's baseline (JSON in verify, Choice in check)."""
 
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}
 """openai's default is the local judge's model (served on an OpenAI-compatible endpoint), so offline

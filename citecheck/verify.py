@@ -5,7 +5,7 @@ Rules:
   empty page, crawl failure) the judge is not asked and confidence is null: no model answered.
 - Otherwise the page is cut into passages of at most 200 words; at most MAX_PASSAGES of them are
   encoded (`retrieval.shortlist` chooses which on a long page), the 3 most similar to the claim are
-  shown to the judge (JUDGE_METHOD: the JSON judge by default, see citecheck.methods), and the guard
+  shown to the judge (JUDGE_METHOD: the pooled method by default, see citecheck.methods), and the guard
   keeps its verdict only if the quote is in those passages. `judge_page` is this half alone;
   `trace_text` (claim + page text, no fetch) gives the row `trace_citation` gives for a page with that
   text, gate and failure labels included: the evaluation measures exactly it.

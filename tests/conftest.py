@@ -12,8 +12,9 @@ from citecheck.config import Secrets, Settings
 from citecheck.context import RunContext
 
 FLOW_METHOD = "one_pass"
-"""The flows' tests script one judge call per citation (the one-pass baselines); the shipped default
-(pooled) is tested in tests/test_methods.py and by the notebook reproductions."""
+"""Tests script one judge call per citation (the one-pass baselines), in a context or through an entry
+point's environment. The shipped default (pooled) runs where a test says so: tests/test_methods.py and the
+notebook, README and CI-step reproductions, which replay what a reader runs (they unset JUDGE_METHOD)."""
 SCRUBBED = (*config.SECRETS, *config.DEFAULTS, "TYPESAFE_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 
 

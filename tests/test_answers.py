@@ -551,7 +551,8 @@ def test_the_readme_ci_step_replays_the_committed_cache_and_fails_the_gate(tmp_p
     step = yaml.safe_load(readme.split("<!-- ci-gate-step -->\n```yaml\n", 1)[1].split("```", 1)[0])[0]
     assert step["env"] == {"CITECHECK_OFFLINE": "1"}
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"       # `python` is this one
-    env = {**os.environ, **step["env"], "CITECHECK_CACHE": str(ROOT / "json_cache.json"),
+    reader = {k: v for k, v in os.environ.items() if k != "JUDGE_METHOD"}      # the reader's default
+    env = {**reader, **step["env"], "CITECHECK_CACHE": str(ROOT / "json_cache.json"),
            "AUDIT_DB": str(tmp_path / "audit.db"), "PATH": path}
     done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=600)

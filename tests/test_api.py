@@ -576,7 +576,7 @@ def test_dry_run_replays_a_recorded_answer_with_no_keys_and_no_judge(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in config.SECRETS and k not in config.DEFAULTS}
     env.update({"CITECHECK_CACHE": str(cache), "CITECHECK_SITE_PORT": str(site_port),
                 "OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",   # nothing there: replay only
-                "ANTHROPIC_API_KEY": FAKE_TOKEN})
+                "ANTHROPIC_API_KEY": FAKE_TOKEN, "JUDGE_METHOD": "one_pass"})      # as recorded
     log_path = tmp_path / "server.log"
     with dry_run_server(env, log_path) as base_url:
         health = httpx.get(base_url + "/health").json()

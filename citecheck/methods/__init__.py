@@ -4,9 +4,9 @@ Rules:
 - One module per method, each a `base.JudgeMethod`: `one_pass.ChoiceMethod` and `one_pass.JsonMethod`
   (the one-pass baselines), `pooled.PooledMethod` (short premises, pooled), `decompose.DecomposeMethod`
   (atomic facts, each checked; names the failed fact).
-- JUDGE_METHOD=one_pass (the default) keeps each flow's own baseline: the JSON judge in verify, batch
-  and /verify (their rows need a quote), the Choice judge in check (the cited section). Any other value
-  names the method every flow uses.
+- JUDGE_METHOD names the method every flow uses; the default is pooled, the method chosen on tune
+  (docs/DESIGN.md). one_pass keeps each flow's own one-call baseline: the JSON judge in verify, batch
+  and /verify (their rows need a quote), the Choice judge in check (the cited section).
 - `judge` answers in the JSON label space (verify, batch, /verify); `relation_judge` in the Choice
   relation space (check), raising JudgeOutputInvalid when the method had no usable answer.
 """
