@@ -72,12 +72,13 @@ def show_figures_with_alt_text(ip) -> None:
 
 
 def who_answered(ctx: RunContext, *functions: str) -> None:
-    """Print which model recorded the cached answers of each function, and when (one line each)."""
+    """Print which model recorded the cached answers of each function, and when (one line each). No count:
+    the cache holds every notebook's answers, so a count would change whenever any of them records."""
     from .cache import models_used
     for row in models_used(ctx.cache):
         if row["function"] in functions:
             when = row["first"] if row["first"] == row["last"] else f"{row['first']} to {row['last']}"
-            print(f"{row['function']}: {row['calls']} answers by {row['model']}, recorded {when} (UTC)")
+            print(f"{row['function']}: answers by {row['model']}, recorded {when} (UTC)")
 
 
 def tidy(frame, digits: int = 3):
