@@ -71,7 +71,7 @@ DEFAULTS = {
     "PDF_MAX_SECONDS": "60",
 }
 
-JUDGE_METHODS = ("one_pass", "choice", "json", "pooled", "decompose")
+JUDGE_METHODS = ("one_pass", "choice", "json", "pooled", "decompose", "qa")
 """JUDGE_METHOD's values (citecheck.methods; default pooled, the method chosen on tune); one_pass keeps each
 flow's baseline (JSON in verify, Choice in check)."""
 

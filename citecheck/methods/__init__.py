@@ -3,7 +3,7 @@
 Rules:
 - One module per method, each a `base.JudgeMethod`: `one_pass.ChoiceMethod` and `one_pass.JsonMethod`
   (the one-pass baselines), `pooled.PooledMethod` (short premises, pooled), `decompose.DecomposeMethod`
-  (atomic facts, each checked; names the failed fact).
+  (atomic facts, each checked; names the failed fact), `qa.QaMethod` (question-answer consistency).
 - JUDGE_METHOD names the method every flow uses; the default is pooled, the method chosen on tune
   (docs/DESIGN.md). one_pass keeps each flow's own one-call baseline: the JSON judge in verify, batch
   and /verify (their rows need a quote), the Choice judge in check (the cited section).
@@ -19,9 +19,10 @@ from .base import JudgeMethod
 from .decompose import DecomposeMethod
 from .one_pass import ChoiceMethod, JsonMethod
 from .pooled import PooledMethod
+from .qa import QaMethod
 
 METHODS: dict[str, JudgeMethod] = {m.name: m for m in (ChoiceMethod(), JsonMethod(), PooledMethod(),
-                                                       DecomposeMethod())}
+                                                       DecomposeMethod(), QaMethod())}
 ONE_PASS = "one_pass"
 NAMES = (ONE_PASS, *METHODS)
 """What JUDGE_METHOD may be (config.JUDGE_METHODS validates the setting)."""
