@@ -42,12 +42,11 @@ from .review import gate
 SAMPLE = Path("data/wice/sample.jsonl")
 SPLITS = ("tune", "report")
 GOLD_OF = {"supported": "supported", "partially_supported": "not_supported", "not_supported": "not_supported"}
-PREDICTED_OF = {
-    "choice": {"supports": "supported", "contradicts": "not_supported", "says_nothing": "not_supported"},
-    "json": {"supported": "supported", "contradicted": "not_supported", "not_found": "not_supported"},
-    "pooled": {"supported": "supported", "contradicted": "not_supported", "not_found": "not_supported"},
-    "decompose": {"supported": "supported", "contradicted": "not_supported", "not_found": "not_supported"},
-}
+LABEL_PREDICTED = {"supported": "supported", "contradicted": "not_supported", "not_found": "not_supported"}
+PREDICTED_OF = {"choice": {"supports": "supported", "contradicts": "not_supported", "says_nothing": "not_supported"},
+                **{name: LABEL_PREDICTED for name in judge_methods.METHODS if name != "choice"}}
+"""WiCE's binary prediction from each method's answer: the Choice baseline answers a relation, every other
+method a label."""
 CLASSES = ("supported", "not_supported")
 KS = (1, 3, 5)
 N_BINS = 10
