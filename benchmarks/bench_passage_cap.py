@@ -14,7 +14,6 @@ import random
 import sys
 from pathlib import Path
 
-from rank_bm25 import BM25Okapi
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from citecheck import evaluation, passages as passages_stage, retrieval  # noqa: E402
@@ -24,8 +23,7 @@ DISTRACTORS = 40
 
 
 def bm25(query, passages, cap):
-    scores = BM25Okapi([evaluation.tokens(p) or [""] for p in passages]).get_scores(evaluation.tokens(query))
-    return sorted(sorted(range(len(passages)), key=lambda i: -round(float(scores[i]), 6))[:cap])
+    return sorted(evaluation.bm25_order(query, passages)[:cap])
 
 
 RULES = {"page order": lambda query, passages, cap: list(range(min(cap, len(passages)))),

@@ -45,6 +45,7 @@ DEFAULTS = {
     "FETCH_MAX_BYTES": "5000000",
     "FETCH_DEADLINE": "60",
     "MAX_PASSAGES": "32",
+    "RETRIEVAL": "minilm",
     "CITECHECK_SITE_PORT": "8731",
     "CITECHECK_CACHE": "json_cache.json",
     "CITECHECK_CACHE_STORE": "",
@@ -71,6 +72,8 @@ DEFAULTS = {
     "PDF_MAX_SECONDS": "60",
 }
 
+RETRIEVALS = ("minilm", "bm25")
+"""RETRIEVAL's values: how the shown passages are ranked (citecheck.retrieval)."""
 JUDGE_METHODS = ("one_pass", "choice", "json", "pooled", "decompose", "qa")
 """JUDGE_METHOD's values (citecheck.methods; default pooled, the method chosen on tune); one_pass keeps each
 flow's baseline (JSON in verify, Choice in check)."""
@@ -188,6 +191,7 @@ class Settings:
     fetch_max_bytes: int = 5_000_000
     fetch_deadline: float = 60.0
     max_passages: int = 32
+    retrieval: str = "minilm"
     site_port: int = 8731
     cache_path: Path = Path("json_cache.json")
     cache_store: str = ""
@@ -216,6 +220,9 @@ class Settings:
         method = read.text("JUDGE_METHOD").lower()
         if method not in JUDGE_METHODS:
             raise ValueError(f"JUDGE_METHOD must be one of {', '.join(JUDGE_METHODS)}; got {method!r}")
+        retrieval = read.text("RETRIEVAL").lower()
+        if retrieval not in RETRIEVALS:
+            raise ValueError(f"RETRIEVAL must be one of {', '.join(RETRIEVALS)}; got {retrieval!r}")
         secrets = Secrets.from_env(environ)
         choice_model, json_model = default_models(provider, read.text("TYPESAFE_ENDPOINT"),
                                                   read.text("OPENAI_BASE_URL"), secrets)
@@ -237,6 +244,7 @@ class Settings:
             fetch_max_bytes=read.positive("FETCH_MAX_BYTES", integer=True),
             fetch_deadline=read.positive("FETCH_DEADLINE"),
             max_passages=read.positive("MAX_PASSAGES", integer=True),
+            retrieval=retrieval,
             site_port=read.port("CITECHECK_SITE_PORT"),
             cache_path=Path(read.text("CITECHECK_CACHE")),
             cache_store=read.cache_store(),

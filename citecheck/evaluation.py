@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import re
 from pathlib import Path
 
 from . import methods as judge_methods
@@ -108,21 +107,12 @@ def sentence_passages(sentences: list[str], passages: list[str]) -> list[set[int
     return out
 
 
-def tokens(text: str) -> list[str]:
-    """BM25 tokens: lower-cased runs of word characters."""
-    return re.findall(r"\w+", text.lower())
-
-
 def bm25_order(query: str, passages: list[str]) -> list[int]:
     """Passage indices by BM25 (rank-bm25's Okapi) score, best first; ties keep page order.
 
     Okapi's idf is zero for a word in exactly half the passages (rank-bm25 floors negative ones at a
     small epsilon), so on short pages common words barely count: that is the baseline as shipped."""
-    from rank_bm25 import BM25Okapi
-    if not passages:
-        return []
-    scores = BM25Okapi([tokens(p) or [""] for p in passages]).get_scores(tokens(query))
-    return sorted(range(len(passages)), key=lambda i: -round(float(scores[i]), 6))
+    return [i for i, _ in retrieval.rank(query, passages, k=max(len(passages), 1), how="bm25")]
 
 
 def minilm_order(query: str, passages: list[str]) -> list[int]:

@@ -74,7 +74,8 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:
     if not passages:                        # fetch labels empty pages; kept for any other backend
         return Trace(claim, url, _row(url, page, NOT_FOUND, "empty_page"), page)
     kept = shortlist(claim, passages, ctx.settings.max_passages)
-    ranked = [(kept[i], score) for i, score in rank(claim, [passages[i] for i in kept])]
+    ranked = [(kept[i], score) for i, score in rank(claim, [passages[i] for i in kept],
+                                                    how=ctx.settings.retrieval)]
     shown = [passages[i] for i, _ in ranked]
     trace = Trace(claim, url, {}, page, passages, shown, [round(s, 4) for _, s in ranked])
     try:

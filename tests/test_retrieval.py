@@ -79,3 +79,41 @@ def test_shortlist_ties_keep_page_order_and_words_are_case_blind():
 def test_shortlist_cap_below_one_is_an_error():
     with pytest.raises(ValueError, match="cap must be"):
         retrieval.shortlist("claim", PAGE, cap=0)
+
+
+# ---------------------------------------------------------------- RETRIEVAL=bm25
+
+BM25_PAGE = ["Kettles and pans in a kitchen.", "At sea level water boils at 100 degrees.",
+             "Denver is a mile high.", "Pans again, and kettles."]
+
+
+def test_bm25_ranks_the_passage_sharing_the_rare_claim_words_first_with_its_scores():
+    ranked = retrieval.rank("water boils at sea level", BM25_PAGE, how="bm25")
+    assert [i for i, _ in ranked][:1] == [1] and len(ranked) == 3
+    scores = retrieval.bm25_scores("water boils at sea level", BM25_PAGE)
+    assert [s for _, s in ranked] == sorted(scores, reverse=True)[:3]
+
+
+def test_bm25_ties_keep_page_order_and_an_unknown_rule_is_an_error():
+    assert [i for i, _ in retrieval.rank("nothing shared", BM25_PAGE, k=4, how="bm25")] == [0, 1, 2, 3]
+    assert retrieval.rank("x", [], how="bm25") == []
+    with pytest.raises(ValueError, match="how must be one of minilm, bm25"):
+        retrieval.rank("x", BM25_PAGE, how="tfidf")
+
+
+def test_the_setting_is_validated_once_and_verify_shows_what_it_ranks(make_ctx):
+    from citecheck import evaluation, passages, verify
+    from citecheck.config import Settings
+    assert Settings.from_env({}).retrieval == "minilm"
+    assert Settings.from_env({"RETRIEVAL": "BM25"}).retrieval == "bm25"
+    with pytest.raises(ValueError, match="RETRIEVAL must be one of minilm, bm25; got 'vibes'"):
+        Settings.from_env({"RETRIEVAL": "vibes"})
+    page = "\n\n".join(" ".join([text] * 30) for text in BM25_PAGE)        # four passages
+    claim = "At sea level water boils at 100 degrees."
+    cut = passages.split_passages(page)
+    from standins.judge import judge_standin
+    with judge_standin() as judge:
+        trace = verify.trace_text(claim, page, make_ctx(retrieval="bm25", openai_base_url=judge.url + "/v1"))
+        shown = judge.requests[0].json()["messages"][-1]["content"]
+    assert all(p in shown for p in trace.shown)
+    assert trace.shown == [cut[i] for i in evaluation.bm25_order(claim, cut)[:3]]
