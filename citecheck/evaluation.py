@@ -190,7 +190,7 @@ def with_predictions(records: list[dict]) -> list[dict]:
     """Add the binary prediction and whether it is correct."""
     out = []
     for r in records:
-        predicted = PREDICTED_OF[r["judge"]][r["answer"]]
+        predicted = PREDICTED_OF.get(r["judge"], LABEL_PREDICTED)[r["answer"]]   # a renamed run of a method: its labels
         out.append({**r, "predicted": predicted, "correct": predicted == r["gold"]})
     return out
 
