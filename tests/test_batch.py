@@ -166,6 +166,21 @@ def test_a_setting_problem_stops_the_batch_but_keeps_what_was_decided(tmp_path, 
     assert (again.reused, again.decided) == (5, 1)
 
 
+def test_a_citation_that_finished_with_the_failing_one_is_yielded_before_the_error():
+    import concurrent.futures as cf
+    from citecheck.batch.pool import _finished
+    ok, bad, running = cf.Future(), cf.Future(), cf.Future()
+    ok.set_result("row a")
+    bad.set_exception(MissingSetting("OPENAI_API_KEY"))
+    running.set_running_or_notify_cancel()
+    threading.Timer(0.05, running.set_result, ["row c"]).start()       # still running when the error is seen
+    in_flight, got = {bad: "b", ok: "a", running: "c"}, []
+    with pytest.raises(MissingSetting):
+        for pair in _finished({bad, ok}, in_flight):
+            got.append(pair)
+    assert sorted(got) == [("a", "row a"), ("c", "row c")] and list(in_flight) == [bad]
+
+
 def test_no_more_than_batch_concurrency_citations_run_at_once(tmp_path, make_ctx):
     ctx = make_ctx(batch_concurrency=3)
     lock, running, peak = threading.Lock(), [0], [0]

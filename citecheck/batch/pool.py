@@ -6,6 +6,8 @@ Rules:
 - When the batch stops early (an error, a closed generator), queued citations are cancelled and the
   running ones are waited for (each is bounded by its deadlines; the interpreter would join them at exit
   anyway), so none runs on into interpreter shutdown and reports a spurious failure.
+- An error is raised only after every citation that finished, or was running, has been yielded: a
+  citation that finished together with the failing one is never lost.
 """
 from __future__ import annotations
 
@@ -21,10 +23,23 @@ def run_pool(check: Callable, todo: list, concurrency: int):
         for item in todo:
             in_flight[pool.submit(check, item)] = item
             if len(in_flight) >= 2 * concurrency:
-                done, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
-                for future in done:
-                    yield in_flight.pop(future), future.result()
-        for future in cf.as_completed(list(in_flight)):
-            yield in_flight.pop(future), future.result()
+                yield from _finished(cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)[0], in_flight)
+        while in_flight:
+            yield from _finished(cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)[0], in_flight)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _finished(done: set, in_flight: dict):
+    """Yield the done futures' (item, result); on a failure, cancel what has not started, wait for what
+    runs, yield every success, then raise the first failure."""
+    failed = [f for f in done if f.exception() is not None]
+    for future in [f for f in done if f not in failed]:
+        yield in_flight.pop(future), future.result()
+    if failed:
+        for future in in_flight:
+            future.cancel()
+        cf.wait(in_flight)
+        for future in [f for f in in_flight if not f.cancelled() and f.exception() is None]:
+            yield in_flight.pop(future), future.result()
+        raise failed[0].exception()
