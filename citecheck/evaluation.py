@@ -48,6 +48,10 @@ PREDICTED_OF = {"choice": {"supports": "supported", "contradicts": "not_supporte
 method a label."""
 CLASSES = ("supported", "not_supported")
 KS = (1, 3, 5)
+RETRIEVERS = ("MiniLM", "BM25", "RRF")
+"""The rankings compared: MiniLM cosine, BM25 (RETRIEVAL's two values) and their reciprocal-rank fusion."""
+RRF_K = 60
+"""Reciprocal-rank fusion's constant (Cormack et al. 2009), not fitted."""
 N_BINS = 10
 TARGET_PRECISION = 0.9
 MIN_ACCEPTED = 10
@@ -117,7 +121,17 @@ def bm25_order(query: str, passages: list[str]) -> list[int]:
 
 def minilm_order(query: str, passages: list[str]) -> list[int]:
     """Passage indices by MiniLM cosine (the pipeline's own ranking), best first."""
-    return [i for i, _ in retrieval.rank(query, passages, k=max(len(passages), 1))]
+    return [i for i, _ in retrieval.rank(query, passages, k=max(len(passages), 1), how="minilm")]
+
+
+def rrf_order(orders: list[list[int]], k: int = RRF_K) -> list[int]:
+    """Reciprocal-rank fusion: passages by the sum over rankings of 1 / (k + rank), rank from 1, best
+    first; ties keep page order."""
+    fused: dict[int, float] = {}
+    for order in orders:
+        for rank, i in enumerate(order, 1):
+            fused[i] = fused.get(i, 0.0) + 1 / (k + rank)
+    return sorted(fused, key=lambda i: (-round(fused[i], 12), i))
 
 
 def evidence_recalled(gold_sets: list[list[int]], where: list[set[int]], shown: list[int]) -> bool:
@@ -131,12 +145,11 @@ def has_gold_evidence(row: dict) -> bool:
 
 
 def prepare(row: dict) -> dict:
-    """Passages, sentence -> passage map and both rankings for one row (no judge call)."""
+    """Passages, sentence -> passage map and the RETRIEVERS' rankings for one row (no judge call)."""
     shown_passages = passages_stage.split_passages(wice_page(row["evidence"]))
-    return {**row, "passages": shown_passages,
-            "where": sentence_passages(row["evidence"], shown_passages),
-            "order": {"MiniLM": minilm_order(row["claim"], shown_passages),
-                      "BM25": bm25_order(row["claim"], shown_passages)}}
+    order = {"MiniLM": minilm_order(row["claim"], shown_passages), "BM25": bm25_order(row["claim"], shown_passages)}
+    return {**row, "passages": shown_passages, "where": sentence_passages(row["evidence"], shown_passages),
+            "order": {**order, "RRF": rrf_order(list(order.values()))}}
 
 
 def recall_at_k(prepared: list[dict], ks: tuple[int, ...] = KS) -> list[dict]:
@@ -144,7 +157,7 @@ def recall_at_k(prepared: list[dict], ks: tuple[int, ...] = KS) -> list[dict]:
     many of those pages fit in k passages whole (recalled whatever the ranking)."""
     rows = [r for r in prepared if has_gold_evidence(r)]
     out = []
-    for retriever in ("MiniLM", "BM25"):
+    for retriever in [name for name in RETRIEVERS if all(name in r["order"] for r in rows)]:
         for k in ks:
             hits = sum(evidence_recalled(r["supporting_sentences"], r["where"], r["order"][retriever][:k])
                        for r in rows)

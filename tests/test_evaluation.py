@@ -83,6 +83,13 @@ def test_recall_at_k_counts():
                      ("BM25", 1): (2, 1, 0), ("BM25", 2): (2, 2, 2)}
 
 
+def test_rrf_order_sums_reciprocal_ranks_and_keeps_page_order_on_ties():
+    # k = 1: passage 0 ranks 1st and 3rd -> 1/2 + 1/4; passage 1: 2nd, 1st -> 1/3 + 1/2; passage 2: 3rd, 2nd
+    assert ev.rrf_order([[0, 1, 2], [1, 2, 0]], k=1) == [1, 0, 2]
+    assert ev.rrf_order([[0, 1], [1, 0]], k=60) == [0, 1]            # a tie keeps page order
+    assert ev.rrf_order([[2, 0, 1]]) == [2, 0, 1]                     # one ranking is itself
+
+
 def test_bm25_order_prefers_matching_words_and_keeps_page_order_on_ties():
     passages = ["the cat sat", "dogs bark loudly", "a cat and a dog", "nothing here", "rain today"]
     order = ev.bm25_order("Cat!", passages)
