@@ -11,7 +11,8 @@ Modes:
 - sleep: each citation sleeps crawl-ms then judge-ms in place of the pipeline, so the table measures
   the batch machinery alone (thread pool, journal writes, ordering).
 - http:  the real pipeline (`verify.verify_citation`: crawlbase SDK -> Crawling-API stand-in, passages,
-  MiniLM retrieval, httpx -> OpenAI-compatible judge stand-in, guard), each stand-in on 127.0.0.1
+  MiniLM retrieval (RETRIEVAL=minilm, pinned: the encoder is what costs CPU; the BM25 default costs less),
+  httpx -> OpenAI-compatible judge stand-in, guard), each stand-in on 127.0.0.1
   answering after its injected latency. A fresh cache and audit DB per level, so nothing is replayed.
 
 Ideal throughput = concurrency / (crawl + judge latency): what the batch would reach if the only cost
@@ -111,7 +112,7 @@ def warm_cluster(workers: int, concurrency: int, settings, load_model: bool):
                       env=worker_environment(settings), silence_logs=40) as local, Client(local) as client:
         if load_model:
             from citecheck import retrieval
-            client.run(lambda: retrieval.rank("warm the model up", ["before the clock starts"]) and None)
+            client.run(lambda: retrieval.rank("warm the model up", ["before the clock starts"], how="minilm") and None)
         pids = list(client.run(os.getpid).values())
         yield local.scheduler_address, pids, time.perf_counter() - started
 
@@ -130,7 +131,7 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
     from citecheck.config import Settings
     from citecheck.context import RunContext
     work = Path(tempfile.mkdtemp(prefix="bench-batch-"))
-    ctx = RunContext.build(Settings(cache_path=work / "cache.json", audit_db=work / "audit.db"))
+    ctx = RunContext.build(Settings(cache_path=work / "cache.json", audit_db=work / "audit.db", retrieval="minilm"))
     if mode == "sleep":
         write_claims(work / "claims.jsonl", citations, "http://bench.invalid")
         with warm_cluster(workers, concurrency, ctx.settings, False) as (address, pids, startup):
@@ -145,7 +146,7 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
             ctx = RunContext.build(ctx.settings.replace(**pointed))
             write_claims(work / "claims.jsonl", citations, site_url)
             from citecheck import retrieval
-            retrieval.rank("warm the model up", ["before the clock starts"])
+            retrieval.rank("warm the model up", ["before the clock starts"], how="minilm")
             with warm_cluster(workers, concurrency, ctx.settings, True) as (address, pids, startup):
                 result, seconds, cpu = measure(lambda: batch.run_batch(
                     work / "claims.jsonl", ctx, concurrency=concurrency, cluster=address), pids)

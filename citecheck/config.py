@@ -45,7 +45,7 @@ DEFAULTS = {
     "FETCH_MAX_BYTES": "5000000",
     "FETCH_DEADLINE": "60",
     "MAX_PASSAGES": "32",
-    "RETRIEVAL": "minilm",
+    "RETRIEVAL": "bm25",
     "CITECHECK_SITE_PORT": "8731",
     "CITECHECK_CACHE": "json_cache.json",
     "CITECHECK_CACHE_STORE": "",
@@ -191,7 +191,7 @@ class Settings:
     fetch_max_bytes: int = 5_000_000
     fetch_deadline: float = 60.0
     max_passages: int = 32
-    retrieval: str = "minilm"
+    retrieval: str = "bm25"
     site_port: int = 8731
     cache_path: Path = Path("json_cache.json")
     cache_store: str = ""

@@ -186,7 +186,7 @@ def judged_of(trace: verify.Trace, method: str) -> dict:
     answer = verdict.get("relation") or row["label"]
     if method == "choice" and "relation" not in verdict:
         answer = judge_methods.RELATION_OF[row["label"]]
-    return {"judge": method, "answer": answer, "confidence": row["confidence"],
+    return {"judge": method, "method": method, "answer": answer, "confidence": row["confidence"],
             "p_supported": verdict.get("p_supported"), "reason": row["reason"], "model": verdict.get("model"),
             "calls": verdict.get("calls", 0), "evidence_quote": row["evidence_quote"],
             "coverage": verdict.get("coverage")}
@@ -200,10 +200,11 @@ def judge_row(row: dict, ctx: RunContext, methods: tuple[str, ...] = ("choice", 
 
 
 def with_predictions(records: list[dict]) -> list[dict]:
-    """Add the binary prediction and whether it is correct."""
+    """Add the binary prediction and whether it is correct; a record's `method` (else its `judge`) names the
+    label space, so a run shown under another name (e.g. "pooled, MiniLM top 3") keeps its method's."""
     out = []
     for r in records:
-        predicted = PREDICTED_OF.get(r["judge"], LABEL_PREDICTED)[r["answer"]]   # a renamed run of a method: its labels
+        predicted = PREDICTED_OF[r.get("method", r["judge"])][r["answer"]]
         out.append({**r, "predicted": predicted, "correct": predicted == r["gold"]})
     return out
 

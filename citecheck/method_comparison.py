@@ -73,7 +73,7 @@ def judge_item(item: dict, method: str, ctx: RunContext) -> dict:
         trace = verify.trace_text(item["claim"], item["text"], ctx.replace(judge_method=method),
                                   f"{item['dataset']}:{item['id']}")
     except CacheMiss:
-        return {**fields, "judge": method, "missing": True}
+        return {**fields, "judge": method, "method": method, "missing": True}
     return {**fields, **ev.judged_of(trace, method),
             **usage_of(ctx.cache.entries(), (trace.judged or {}).get("steps", []))}
 

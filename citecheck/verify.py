@@ -4,8 +4,8 @@ Rules:
 - The page speaks first. When fetch settles a citation (404, 410, soft 404, homepage redirect, PDF,
   empty page, crawl failure) the judge is not asked and confidence is null: no model answered.
 - Otherwise the page is cut into passages of at most 200 words; at most MAX_PASSAGES of them are
-  encoded (`retrieval.shortlist` chooses which on a long page), the 3 most similar to the claim are
-  shown to the judge (JUDGE_METHOD: the pooled method by default, see citecheck.methods), and the guard
+  ranked (`retrieval.shortlist` chooses which on a long page), the 3 that RETRIEVAL ranks best for the
+  claim (BM25 by default) are shown to the judge (JUDGE_METHOD: the pooled method by default, see citecheck.methods), and the guard
   keeps its verdict only if the quote is in those passages. `judge_page` is this half alone;
   `trace_text` (claim + page text, no fetch) gives the row `trace_citation` gives for a page with that
   text, gate and failure labels included: the evaluation measures exactly it.
@@ -55,7 +55,7 @@ class Trace:
     page: FetchResult | None = None
     passages: list[str] = field(default_factory=list)   # the whole page, in page order
     shown: list[str] = field(default_factory=list)      # the top passages the judge saw, best first
-    scores: list[float] = field(default_factory=list)   # their cosine similarities to the claim
+    scores: list[float] = field(default_factory=list)   # their RETRIEVAL scores for the claim (BM25 or cosine)
     judged: dict | None = None                          # the judge's verdict before the guard
 
 

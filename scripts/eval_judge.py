@@ -146,7 +146,7 @@ def wice_rows(path: Path, per_split: int, splits: tuple[str, ...]) -> list[Row]:
         taken[split] += 1
         raw = json.loads(line)
         page = "\n\n".join(" ".join(s.split()) for s in raw["evidence"])
-        top = retrieval.top_passages(raw["claim"], passages.split_passages(page))
+        top = retrieval.top_passages(raw["claim"], passages.split_passages(page), how="minilm")
         rows.append(Row("wice", f"W{i:03d}", split, raw["label"], raw["claim"], {"section": "\n\n".join(top)}))
     return rows
 

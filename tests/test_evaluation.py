@@ -24,6 +24,14 @@ def test_with_predictions_marks_correct():
     assert [(r["predicted"], r["correct"]) for r in out] == [("not_supported", True), ("supported", False)]
 
 
+def test_a_renamed_run_keeps_its_methods_label_space():
+    records = [{"judge": "choice, MiniLM top 3", "method": "choice", "answer": "supports", "gold": "supported"},
+               {"judge": "pooled, MiniLM top 3", "method": "pooled", "answer": "not_found", "gold": "supported"}]
+    assert [r["predicted"] for r in ev.with_predictions(records)] == ["supported", "not_supported"]
+    with pytest.raises(KeyError):
+        ev.with_predictions([{"judge": "renamed, no method", "answer": "supports", "gold": "supported"}])
+
+
 def test_split_rule():
     assert [ev.split_of(i) for i in range(4)] == ["tune", "report", "tune", "report"]
 

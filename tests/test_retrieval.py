@@ -24,14 +24,14 @@ def test_importing_does_not_load_the_model():
 
 
 def test_the_evidence_ranks_first_and_top_3_is_returned():
-    top = retrieval.top_passages("Water boils at 100 °C at sea level", PAGE)
+    top = retrieval.top_passages("Water boils at 100 °C at sea level", PAGE, how="minilm")
     assert len(top) == 3
     assert top[0] == PAGE[1]
     assert PAGE[3] in top
 
 
 def test_scores_are_cosine_similarities_best_first():
-    ranked = retrieval.rank("Water boils at 100 °C at sea level", PAGE, k=5)
+    ranked = retrieval.rank("Water boils at 100 °C at sea level", PAGE, k=5, how="minilm")
     scores = [s for _, s in ranked]
     assert scores == sorted(scores, reverse=True)
     assert all(-1.0 <= s <= 1.0001 for s in scores)
@@ -41,18 +41,18 @@ def test_scores_are_cosine_similarities_best_first():
 def test_ties_keep_page_order():
     same = "Parking is free for visitors after six in the evening."
     page = [same, "At sea level, pure water boils at 100 degrees Celsius.", same, same]
-    ranked = retrieval.rank("When is parking free?", page, k=4)
+    ranked = retrieval.rank("When is parking free?", page, k=4, how="minilm")
     assert [i for i, _ in ranked] == [0, 2, 3, 1]
 
 
 def test_fewer_passages_than_k_and_none():
-    assert retrieval.top_passages("claim", ["only one"]) == ["only one"]
-    assert retrieval.top_passages("claim", []) == []
+    assert retrieval.top_passages("claim", ["only one"], how="minilm") == ["only one"]
+    assert retrieval.top_passages("claim", [], how="minilm") == []
 
 
 def test_k_below_one_is_an_error():
     with pytest.raises(ValueError, match="k must be"):
-        retrieval.rank("claim", PAGE, k=0)
+        retrieval.rank("claim", PAGE, k=0, how="minilm")
 
 
 def test_model_is_loaded_once():
@@ -104,7 +104,8 @@ def test_bm25_ties_keep_page_order_and_an_unknown_rule_is_an_error():
 def test_the_setting_is_validated_once_and_verify_shows_what_it_ranks(make_ctx):
     from citecheck import evaluation, passages, verify
     from citecheck.config import Settings
-    assert Settings.from_env({}).retrieval == "minilm"
+    assert Settings.from_env({}).retrieval == "bm25"
+    assert Settings.from_env({"RETRIEVAL": "MiniLM"}).retrieval == "minilm"
     assert Settings.from_env({"RETRIEVAL": "BM25"}).retrieval == "bm25"
     with pytest.raises(ValueError, match="RETRIEVAL must be one of minilm, bm25; got 'vibes'"):
         Settings.from_env({"RETRIEVAL": "vibes"})
