@@ -52,7 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from . import cancellation, config, netguard, review_app
 from .audit import service as audit_service
-from .config import ApiLimits as Limits
+from .config import ApiLimits as Limits, Settings
 from .context import RunContext
 from .review import gated
 from .vocabulary import UNREACHABLE, CitationRow, Label
@@ -250,7 +250,7 @@ async def _send_json(send, status: int, content: dict) -> None:
 
 def _verify_with(ctx: RunContext, threshold: float) -> Callable[[str, list[str]], dict]:
     def verify(claim: str, urls: list[str]) -> dict:
-        from .verify import verify_claim  # imported on first use: it loads the retrieval model
+        from .verify import verify_claim  # imported on first use: it loads the pipeline
         return verify_claim(claim, urls, ctx, threshold, with_passages=True)
     return verify
 
@@ -402,7 +402,7 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
         ctx, fixture = start_dry_run(ctx)
     try:
         app = create_app(ctx, fixture_site=fixture.base_url if fixture else None)
-        warm_up()
+        warm_up(ctx.settings)
         if args.host not in ("127.0.0.1", "::1", "localhost"):
             print(f"citecheck serve: binding {args.host}: reachable from the network, not only this machine",
                   file=sys.stderr)
@@ -415,10 +415,11 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
     return 0
 
 
-def warm_up() -> None:
-    """Import the pipeline and load the retrieval model now, so the first request is not the slow one."""
+def warm_up(settings: Settings) -> None:
+    """Import the pipeline now, and load MiniLM when RETRIEVAL uses it, so the first request is not the slow one."""
     from . import retrieval, verify  # noqa: F401
-    retrieval.model()
+    if settings.retrieval == "minilm":
+        retrieval.model()
 
 
 def start_dry_run(ctx: RunContext):

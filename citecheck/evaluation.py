@@ -170,11 +170,6 @@ def recall_at_k(prepared: list[dict], ks: tuple[int, ...] = KS) -> list[dict]:
 
 # ---------------------------------------------------------------- the judges over one row
 
-def shown_passages(row: dict) -> list[str]:
-    """What the judge reads: the MiniLM top-3 passages, best first (as retrieval.top_passages)."""
-    return [row["passages"][i] for i in row["order"]["MiniLM"][:retrieval.TOP_K]]
-
-
 def judged(claim: str, text: str, method: str, ctx: RunContext, url: str = "text:") -> dict:
     """One judge method on one page text through `verify.trace_text` -> the record's judge fields."""
     return judged_of(verify.trace_text(claim, text, ctx.replace(judge_method=method), url), method)
