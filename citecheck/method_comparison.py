@@ -83,10 +83,7 @@ def relabel(record: dict, support_at: float) -> dict:
     if record["reason"] or record.get("p_supported") is None or record.get("coverage") is None:
         return record
     p = record["p_supported"]
-    if p >= support_at:
-        label = "supported"
-    else:
-        label = "contradicted" if record["coverage"] >= pooled.COVERAGE else "not_found"
+    label = pooled.label_of(p, record["coverage"], support_at)
     return {**record, "answer": label, "confidence": p if label == "supported" else 1 - p}
 
 

@@ -4,9 +4,10 @@ Rules:
 - The page speaks first. When fetch settles a citation (404, 410, soft 404, homepage redirect, PDF,
   empty page, crawl failure) the judge is not asked and confidence is null: no model answered.
 - Otherwise the page is cut into passages of at most 200 words; at most MAX_PASSAGES of them are
-  ranked (`retrieval.shortlist` chooses which on a long page), the 3 that RETRIEVAL ranks best for the
-  claim (BM25 by default) are shown to the judge (JUDGE_METHOD: the pooled method by default, see citecheck.methods), and the guard
-  keeps its verdict only if the quote is in those passages. `judge_page` is this half alone;
+  ranked (`retrieval.shortlist` chooses which on a long page), the 3 best for the claim (RETRIEVAL:
+  BM25 by default, or MiniLM cosine) are shown to the judge (JUDGE_METHOD: the pooled method by
+  default, see citecheck.methods), and the guard keeps its verdict only if the quote is in those
+  passages. `judge_page` is this half alone;
   `trace_text` (claim + page text, no fetch) gives the row `trace_citation` gives for a page with that
   text, gate and failure labels included: the evaluation measures exactly it.
 - A failure of the outside world is a labelled row, never an exception: fetch labels its own

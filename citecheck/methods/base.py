@@ -15,6 +15,8 @@ Rules:
 """
 from __future__ import annotations
 
+from .. import judges
+from ..cache import request_key
 from ..context import RunContext
 from ..judge_contract import OffContract
 from ..vocabulary import NOT_FOUND
@@ -51,6 +53,18 @@ class Steps:
             answer = None
         self.done.append({"step": self.calls, "asked": what, "answer": answer, "key": key})
         return answer
+
+    def choice(self, what: str, state: dict, questions: dict, model: str) -> dict | None:
+        """A Choice step (`judges.choice_step`), under the key it is cached by."""
+        key = request_key("typesafe.system_one", model, judges.step_request(state, questions))
+        return self.run(what, lambda: judges.choice_step(state, questions, self.ctx), key)
+
+    def generate(self, what: str, messages: list[dict], schema: dict, check) -> object | None:
+        """A JSON generation step (`judges.json_step`, cached as 'judge.<what>/<provider>'), under its key."""
+        settings = self.ctx.settings
+        key = request_key(f"judge.{what}/{settings.judge_provider}", settings.judge_model,
+                          {"messages": messages, "schema": schema})
+        return self.run(what, lambda: judges.json_step(messages, schema, what, self.ctx, check), key)
 
 
 def verdict(label: str, quote: str | None, confidence: float, p_supported: float, model: str,

@@ -13,8 +13,6 @@ Rules (the issue-14 lab's prompt and schema; SUPPORT_AT and COVERAGE are the poo
 """
 from __future__ import annotations
 
-from .. import judges
-from ..cache import request_key
 from ..judge_contract import OffContract
 from ..vocabulary import NOT_FOUND
 from . import pooled
@@ -62,11 +60,7 @@ class DecomposeMethod(JudgeMethod):
     def steps(self, claim: str, passages: list[str], steps: Steps) -> dict:
         settings = steps.ctx.settings
         model = self.model(settings)
-        messages = facts_messages(claim)
-        key = request_key(f"judge.facts/{settings.judge_provider}", settings.judge_model,
-                          {"messages": messages, "schema": FACTS_SCHEMA})
-        facts = steps.run("facts", lambda: judges.json_step(messages, FACTS_SCHEMA, "facts", steps.ctx,
-                                                            check_facts), key)
+        facts = steps.generate("facts", facts_messages(claim), FACTS_SCHEMA, check_facts)
         texts = units.sentences(passages)
         if facts is None or not texts:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)
@@ -74,22 +68,19 @@ class DecomposeMethod(JudgeMethod):
         checked = []
         for fact in facts:
             best = [texts[i] for i in units.ranked(fact, texts)[:FACT_SENTENCES]]
-            state, question = {"claim": fact, "text": "\n".join(best)}, {pooled.NAME: pooled.question()}
-            key = request_key("typesafe.system_one", model, judges.step_request(state, question))
-            answer = steps.run(fact, lambda s=state, q=question: judges.choice_step(s, q, steps.ctx), key)
+            answer = steps.choice(fact, {"claim": fact, "text": "\n".join(best)}, {pooled.NAME: pooled.question()},
+                                  model)
             if answer is not None:
-                p = answer[pooled.NAME]["probabilities"]
-                support = p["yes"] / (p["yes"] + p["unknown"]) if p["yes"] + p["unknown"] > 0 else 0.0
                 quote = max(best, key=lambda t: units.coverage(fact, t))
-                checked.append({"fact": fact, "p_supported": round(support, 4), "quote": quote})
+                checked.append({"fact": fact, "p_supported": pooled.p_supported(answer[pooled.NAME]["probabilities"]),
+                                "quote": quote})
         if steps.invalid:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)
         weakest = min(checked, key=lambda f: f["p_supported"])
         p = weakest["p_supported"]
-        out = {"facts": checked, "failed_fact": None}
-        if p >= pooled.SUPPORT_AT:
-            return {**verdict("supported", weakest["quote"], p, p, model, steps), **out}
-        out["failed_fact"] = weakest["fact"]
-        if units.coverage(claim, " ".join(passages)) >= pooled.COVERAGE:
-            return {**verdict("contradicted", weakest["quote"], round(1 - p, 4), p, model, steps), **out}
-        return {**verdict(NOT_FOUND, None, round(1 - p, 4), p, model, steps), **out}
+        label = pooled.label_of(p, units.coverage(claim, " ".join(passages)))
+        out = {"facts": checked, "failed_fact": None if label == "supported" else weakest["fact"]}
+        if label == "supported":
+            return {**verdict(label, weakest["quote"], p, p, model, steps), **out}
+        quote = weakest["quote"] if label == "contradicted" else None
+        return {**verdict(label, quote, round(1 - p, 4), p, model, steps), **out}

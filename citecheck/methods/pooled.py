@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import math
 
-from .. import judges
-from ..cache import request_key
 from ..vocabulary import NOT_FOUND
 from . import sentences as units
 from .base import JudgeMethod, Steps, verdict
@@ -61,16 +59,28 @@ def top_sentences(claim: str, passages: list[str], n: int = SENTENCES) -> list[s
     return [texts[i] for i in units.ranked(claim, texts)[:n]]
 
 
+def p_supported(probabilities: dict) -> float:
+    """P(yes) / (P(yes) + P(unknown)), to 4 decimals (0 when both are 0)."""
+    yes, unknown = probabilities["yes"], probabilities["unknown"]
+    return round(yes / (yes + unknown), 4) if yes + unknown > 0 else 0.0
+
+
+def label_of(p_supported: float, coverage: float, support_at: float = SUPPORT_AT) -> str:
+    """supported from `support_at`; otherwise contradicted when the claim is covered, else not_found."""
+    if p_supported >= support_at:
+        return "supported"
+    return "contradicted" if coverage >= COVERAGE else NOT_FOUND
+
+
 def pool(claim: str, passages: list[str], asked: list[tuple[str, dict]]) -> tuple:
     """(label, quote, confidence, p_supported) from (sentence, probabilities) pairs (module rules)."""
     text, best = max(asked, key=lambda pair: support_margin(pair[1]))
-    p = round(best["yes"] / (best["yes"] + best["unknown"]), 4) if best["yes"] + best["unknown"] > 0 else 0.0
-    if p >= SUPPORT_AT:
-        return "supported", text, p, p
-    if units.coverage(claim, " ".join(passages)) >= COVERAGE:
-        against = max(asked, key=lambda pair: contradiction_margin(pair[1]))[0]
-        return "contradicted", against, 1 - p, p
-    return NOT_FOUND, None, 1 - p, p
+    p = p_supported(best)
+    label = label_of(p, units.coverage(claim, " ".join(passages)))
+    if label == "supported":
+        return label, text, p, p
+    against = max(asked, key=lambda pair: contradiction_margin(pair[1]))[0] if label == "contradicted" else None
+    return label, against, 1 - p, p
 
 
 class PooledMethod(JudgeMethod):
@@ -84,9 +94,7 @@ class PooledMethod(JudgeMethod):
         steps.reserve(len(top))
         asked = []
         for text in top:
-            state, asked_q = {"claim": claim, "text": text}, {NAME: question()}
-            key = request_key("typesafe.system_one", model, judges.step_request(state, asked_q))
-            answer = steps.run(text, lambda s=state, q=asked_q: judges.choice_step(s, q, steps.ctx), key)
+            answer = steps.choice(text, {"claim": claim, "text": text}, {NAME: question()}, model)
             if answer is not None:
                 asked.append((text, answer[NAME]["probabilities"]))
         if steps.invalid:

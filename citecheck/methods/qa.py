@@ -14,8 +14,7 @@ Rules (the issue-14 lab's prompts; no number fitted):
 """
 from __future__ import annotations
 
-from .. import judges, matching
-from ..cache import request_key
+from .. import matching
 from ..judge_contract import OffContract
 from ..vocabulary import NOT_FOUND
 from . import sentences as units
@@ -89,31 +88,23 @@ def evidence(answer: str, asked: list[str]) -> str:
 class QaMethod(JudgeMethod):
     name = "qa"
 
-    def _generate(self, steps: Steps, what: str, messages: list[dict], schema: dict, check):
-        settings = steps.ctx.settings
-        key = request_key(f"judge.{what}/{settings.judge_provider}", settings.judge_model,
-                          {"messages": messages, "schema": schema})
-        return steps.run(what, lambda: judges.json_step(messages, schema, what, steps.ctx, check), key)
-
     def steps(self, claim: str, passages: list[str], steps: Steps) -> dict:
         model = self.model(steps.ctx.settings)
         texts = units.sentences(passages)
         if not texts:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)
         steps.reserve(3)
-        asked = self._generate(steps, "question", question_messages(claim), QUESTION_SCHEMA, check_question)
+        asked = steps.generate("question", question_messages(claim), QUESTION_SCHEMA, check_question)
         if asked is None:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)     # base.judge labels it
         shown = [texts[i] for i in units.ranked(asked["question"], texts)[:ANSWER_SENTENCES]]
-        answer = self._generate(steps, "answer", answer_messages(asked["question"], "\n".join(shown)),
+        answer = steps.generate("answer", answer_messages(asked["question"], "\n".join(shown)),
                                 ANSWER_SCHEMA, check_answer)
         found = {"question": asked["question"], "claim_answer": asked["answer"], "source_answer": answer}
         if steps.invalid or answer is None:
             return {**verdict(NOT_FOUND, None, 0.0, 0.0, model, steps), **found}
-        state, question = {"question": asked["question"], "answer_1": asked["answer"], "answer_2": answer}, \
-            {NAME: same_question()}
-        key = request_key("typesafe.system_one", model, judges.step_request(state, question))
-        same = steps.run("same", lambda: judges.choice_step(state, question, steps.ctx), key)
+        same = steps.choice("same", {"question": asked["question"], "answer_1": asked["answer"], "answer_2": answer},
+                            {NAME: same_question()}, model)
         if same is None:
             return {**verdict(NOT_FOUND, None, 0.0, 0.0, model, steps), **found}
         p = round(same[NAME]["probabilities"]["same"], 4)
