@@ -6,13 +6,15 @@ A script that prints numbers, not a timed test:
     .venv/bin/python benchmarks/bench_batch.py --mode sleep --citations 400
     .venv/bin/python benchmarks/bench_batch.py --workers 0 1 2 4 --levels 4     # threads, then clusters
     .venv/bin/python benchmarks/bench_batch.py --mode http --levels 4 --encoder joint --pages distinct
+    .venv/bin/python benchmarks/bench_batch.py --mode http --levels 4 --retrieval minilm bm25   # both rankings
 
 Modes:
 - sleep: each citation sleeps crawl-ms then judge-ms in place of the pipeline, so the table measures
   the batch machinery alone (thread pool, journal writes, ordering).
 - http:  the real pipeline (`verify.verify_citation`: crawlbase SDK -> Crawling-API stand-in, passages,
-  MiniLM retrieval (RETRIEVAL=minilm, pinned: the encoder is what costs CPU; the BM25 default costs less),
-  httpx -> OpenAI-compatible judge stand-in, guard), each stand-in on 127.0.0.1
+  retrieval (`--retrieval`: minilm unless asked, the encoder being what costs CPU; bm25 is the shipped
+  default), httpx -> OpenAI-compatible judge stand-in (JUDGE_METHOD=one_pass: the JSON judge it scripts),
+  guard), each stand-in on 127.0.0.1
   answering after its injected latency. A fresh cache and audit DB per level, so nothing is replayed.
 
 Ideal throughput = concurrency / (crawl + judge latency): what the batch would reach if the only cost
@@ -99,8 +101,9 @@ def process_cpu(pids: list[int]) -> float:
 
 @contextlib.contextmanager
 def warm_cluster(workers: int, concurrency: int, settings, load_model: bool):
-    """A LocalCluster started, its workers' MiniLM loaded, before the clock starts: yields (the address
-    to pass as --cluster, the worker pids, seconds it took to get there); None without workers."""
+    """A LocalCluster started (with `load_model`, its workers' MiniLM loaded) before the clock starts:
+    yields (the address to pass as --cluster, the worker pids, seconds it took to get there); None without
+    workers."""
     if not workers:
         yield None, [], 0.0
         return
@@ -112,7 +115,7 @@ def warm_cluster(workers: int, concurrency: int, settings, load_model: bool):
                       env=worker_environment(settings), silence_logs=40) as local, Client(local) as client:
         if load_model:
             from citecheck import retrieval
-            client.run(lambda: retrieval.rank("warm the model up", ["before the clock starts"], how="minilm") and None)
+            client.run(lambda: retrieval.model() is not None)
         pids = list(client.run(os.getpid).values())
         yield local.scheduler_address, pids, time.perf_counter() - started
 
@@ -124,14 +127,15 @@ def measure(run, pids: list[int]) -> tuple:
 
 
 def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: float, workers: int = 0,
-              pages: str = "same", encoder: str = "memo") -> dict:
+              pages: str = "same", encoder: str = "memo", ranking: str = "minilm") -> dict:
     """One batch in this process, on `workers` warm local worker processes when > 0 (their start-up and
     model load are timed apart); returns the measurements."""
     from citecheck import batch
     from citecheck.config import Settings
     from citecheck.context import RunContext
     work = Path(tempfile.mkdtemp(prefix="bench-batch-"))
-    ctx = RunContext.build(Settings(cache_path=work / "cache.json", audit_db=work / "audit.db", retrieval="minilm"))
+    ctx = RunContext.build(Settings(cache_path=work / "cache.json", audit_db=work / "audit.db", retrieval=ranking,
+                                    judge_method="one_pass"))
     if mode == "sleep":
         write_claims(work / "claims.jsonl", citations, "http://bench.invalid")
         with warm_cluster(workers, concurrency, ctx.settings, False) as (address, pids, startup):
@@ -145,9 +149,10 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
         with http_standins(crawl, judge, pages) as (site_url, crawling, model, pointed):
             ctx = RunContext.build(ctx.settings.replace(**pointed))
             write_claims(work / "claims.jsonl", citations, site_url)
-            from citecheck import retrieval
-            retrieval.rank("warm the model up", ["before the clock starts"], how="minilm")
-            with warm_cluster(workers, concurrency, ctx.settings, True) as (address, pids, startup):
+            if ranking == "minilm":
+                from citecheck import retrieval
+                retrieval.model()
+            with warm_cluster(workers, concurrency, ctx.settings, ranking == "minilm") as (address, pids, startup):
                 result, seconds, cpu = measure(lambda: batch.run_batch(
                     work / "claims.jsonl", ctx, concurrency=concurrency, cluster=address), pids)
             crawls, judged = len(crawling.calls), len(model.requests)
@@ -207,39 +212,43 @@ def main() -> int:
                         help="local cluster sizes (--cluster local:N); 0 = the thread pool")
     parser.add_argument("--pages", choices=("same", "distinct"), default="same")
     parser.add_argument("--encoder", choices=("memo", "joint"), default="memo")
+    parser.add_argument("--retrieval", choices=("minilm", "bm25"), nargs="+", default=["minilm"],
+                        help="RETRIEVAL values to run (http mode)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     crawl, judge = args.crawl_ms / 1000, args.judge_ms / 1000
     if args.child:
         print(json.dumps(run_level(args.mode, args.levels[0], args.citations, crawl, judge, args.workers[0],
-                                   args.pages, args.encoder)))
+                                   args.pages, args.encoder, args.retrieval[0])))
         return 0
     modes = ("sleep", "http") if args.mode == "both" else (args.mode,)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.citations} citations, {args.crawl_ms} ms per crawl + {args.judge_ms} ms per judge call; "
           f"pages {args.pages}, encoder {args.encoder}; {os.cpu_count()} CPUs, "
           f"load average {load} at the start\n")
-    print("| mode | workers | concurrency | crawls / judge calls | seconds | citations/s | ideal/s "
+    print("| mode | ranking | workers | concurrency | crawls / judge calls | seconds | citations/s | ideal/s "
           "| % of ideal "
           "| CPU ms / citation | cluster start s | peak RSS MiB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for mode in modes:
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    runs = [(mode, ranking) for mode in modes for ranking in (args.retrieval if mode == "http" else ["-"])]
+    for mode, ranking in runs:
         for workers in args.workers:
             for level in args.levels:
                 child = subprocess.run([sys.executable, __file__, "--child", "--mode", mode,
                                         "--levels", str(level),
                                         "--workers", str(workers), "--citations", str(args.citations),
                                         "--crawl-ms", str(args.crawl_ms), "--judge-ms", str(args.judge_ms),
-                                        "--pages", args.pages, "--encoder", args.encoder],
+                                        "--pages", args.pages, "--encoder", args.encoder,
+                                        "--retrieval", "minilm" if ranking == "-" else ranking],
                                        capture_output=True, text=True, cwd=ROOT)
                 shown = workers or "threads"
                 if child.returncode != 0:
                     last = child.stderr.strip().splitlines()[-1:]
-                    print(f"| {mode} | {shown} | {level} | failed: {last} |")
+                    print(f"| {mode} | {ranking} | {shown} | {level} | failed: {last} |")
                     continue
                 m = json.loads(child.stdout.strip().splitlines()[-1])
                 rate, ideal = m["citations"] / m["seconds"], level / (crawl + judge)
-                print(f"| {mode} | {shown} | {level} | {m['crawls']} / {m['judge_calls']} "
+                print(f"| {mode} | {ranking} | {shown} | {level} | {m['crawls']} / {m['judge_calls']} "
                       f"| {m['seconds']:.1f} "
                       f"| {rate:.2f} | {ideal:.2f} | {100 * rate / ideal:.0f}% "
                       f"| {1000 * m['cpu'] / m['citations']:.0f} | {m['startup']:.1f} "

@@ -80,8 +80,8 @@ def main() -> None:
               f"{auroc(reference[tune], tune):.3f}); pooled on report: AUROC {auroc(reference[report], report):.3f}")
         return
     fitted = model().fit(matrix(names)[tune], gold[tune])
-    print(f"chosen on tune: {', '.join(names)}; report AUROC {auroc(fitted.predict_proba(matrix(names)[report])[:, 1], report):.3f}"
-          f" (pooled {auroc(reference[report], report):.3f})")
+    chosen = auroc(fitted.predict_proba(matrix(names)[report])[:, 1], report)
+    print(f"chosen on tune: {', '.join(names)}; report AUROC {chosen:.3f} (pooled {auroc(reference[report], report):.3f})")
 
 
 if __name__ == "__main__":
