@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import time
 
 from .http import Recorded, StandIn
 
@@ -53,10 +54,13 @@ class Script:
     def reset(self) -> None:
         self.content = verdict_json()
         self.status = 200
+        self.delay = 0.0                    # seconds before each answer (the batch benchmark's judge latency)
         self.raw: bytes | None = None
         self.failures: list[tuple[int, dict]] = []
 
     def __call__(self, request: Recorded):
+        if self.delay:
+            time.sleep(self.delay)
         if self.failures:
             status, headers = self.failures.pop(0)
             return status, headers, {"error": {"message": f"stand-in failure {status}"}}
