@@ -126,6 +126,23 @@ def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env:
                                          config=kernel_transport(sockets),
                                          resources={"metadata": {"path": str(ROOT)}})
         client.execute(env=kernel_env)
+    return join_streams(nb)
+
+
+def join_streams(nb):
+    """`nb` with each code cell's consecutive chunks of one stream joined into one output, so a saved
+    notebook does not keep the kernel's timing-dependent splits of printed text."""
+    for cell in nb.cells:
+        joined = []
+        for out in cell.get("outputs", []):
+            last = joined[-1] if joined else None
+            if (out.get("output_type") == "stream" and last is not None and last.get("output_type") == "stream"
+                    and last.get("name") == out.get("name")):
+                last["text"] += out["text"]
+            else:
+                joined.append(out)
+        if cell.cell_type == "code":
+            cell.outputs = joined
     return nb
 
 

@@ -1,5 +1,6 @@
 """What a reader sees in the committed notebooks: every figure has alt text, no printed table says NaN, the
-set-up cell says which model answered and when, and every notebook ends with a summary in words."""
+set-up cell says which model answered and when, every notebook ends with a summary in words, and printed text is
+one output per stream."""
 import re
 
 import nbformat
@@ -70,3 +71,25 @@ def test_alt_text_names_what_each_plot_shows_with_its_numbers():
     scatter = plots.confidence_by_label(rows, 0.8)
     assert "verified: C1 0.90" in plots.alt_text(scatter) and "No model asked (2): c5." in plots.alt_text(scatter)
     assert scatter.axes[0].get_title().endswith("no model asked (2): c5")      # a name listed once
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_no_printed_text_is_split_across_outputs(path):
+    previous = None
+    for n, out in code_outputs(path):
+        if out["output_type"] == "stream" and previous and previous[0] == n and previous[1] == out["name"]:
+            pytest.fail(f"{path.name} cell {n}: one {out['name']} split in two outputs")
+        previous = (n, out["name"]) if out["output_type"] == "stream" else None
+
+
+def test_consecutive_chunks_of_one_stream_are_saved_as_one_output():
+    import nbformat
+    from citecheck.notebook import join_streams
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(11, 'passages')")])
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="11"),
+                           nbformat.v4.new_output("stream", name="stdout", text=" passages\n"),
+                           nbformat.v4.new_output("stream", name="stderr", text="warning\n"),
+                           nbformat.v4.new_output("stream", name="stdout", text="more\n")]
+    outs = join_streams(nb).cells[0].outputs
+    assert [(o.name, o.text) for o in outs] == [("stdout", "11 passages\n"), ("stderr", "warning\n"),
+                                               ("stdout", "more\n")]
