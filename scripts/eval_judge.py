@@ -18,8 +18,9 @@ and date stamp).
 Data and rules:
 - RFC: data/rfc_pairs.jsonl (36 hand-labelled RFC 7519 claim/section pairs, 12 per class);
   WiCE: data/wice/sample.jsonl (or any WiCE-format JSONL given with --wice, e.g. the full dev split),
-  gold `supported` vs not (partially_supported and not_supported are "not supported"), the judge
-  reading the pipeline's MiniLM top-3 passages.
+  gold `supported` vs not (partially_supported and not_supported are "not supported"); `--methods`
+  shows each judge the top 3 passages RETRIEVAL ranks (BM25 by default), the prompt variants the MiniLM
+  top 3 they were recorded over.
 - Split: 0-based line index in the WiCE dev file even -> tune (everything is chosen there), odd ->
   report (the sample keeps that index in its `line` field).
 - Readouts over the same forward pass: raw; `mean` (subtract each option's mean log-prob over the
