@@ -61,9 +61,14 @@ def _similarities(query: str, passages: tuple[str, ...]) -> tuple[float, ...]:
     return tuple(float(x) for x in (vectors[1:] @ vectors[0]).tolist())
 
 
+def tokens(text: str) -> list[str]:
+    """Lower-cased runs of word characters (BM25's tokens; `shortlist` counts the distinct ones)."""
+    return re.findall(r"\w+", text.lower())
+
+
 def words(text: str) -> set[str]:
-    """The distinct lower-cased runs of word characters in `text`."""
-    return set(re.findall(r"\w+", text.lower()))
+    """The distinct tokens of `text`."""
+    return set(tokens(text))
 
 
 def shortlist(query: str, passages: list[str], cap: int) -> list[int]:
@@ -76,11 +81,6 @@ def shortlist(query: str, passages: list[str], cap: int) -> list[int]:
     asked = words(query)
     by_overlap = sorted(range(len(passages)), key=lambda i: -len(asked & words(passages[i])))
     return sorted(by_overlap[:cap])
-
-
-def tokens(text: str) -> list[str]:
-    """BM25 tokens: lower-cased runs of word characters."""
-    return re.findall(r"\w+", text.lower())
 
 
 def bm25_scores(query: str, passages: list[str]) -> list[float]:

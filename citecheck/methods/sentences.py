@@ -16,6 +16,7 @@ import math
 import re
 
 from ..matching import normalise
+from ..retrieval import tokens as words
 
 MIN_WORDS = 3
 STOP = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being
@@ -42,10 +43,6 @@ def sentences(passages: list[str]) -> list[str]:
     """Every sentence of at least MIN_WORDS words, in shown order."""
     return [s for passage in passages for block in _BLANK.split(passage.replace("\r\n", "\n"))
             for s in split_sentences(block) if len(s.split()) >= MIN_WORDS]
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
 
 
 def content_words(text: str) -> list[str]:
