@@ -25,6 +25,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from citecheck import evaluation as ev, method_comparison as mc, verify  # noqa: E402
 from citecheck.config import Settings  # noqa: E402
 from citecheck.context import RunContext  # noqa: E402
+from citecheck.methods import pooled  # noqa: E402
 
 SIGNALS = ("best_yes", "best_no", "least_unknown", "mean_yes", "p_supported", "coverage", "numbers_missing")
 CANDIDATES = (("best_yes",), ("best_yes", "best_no"), ("best_yes", "best_no", "least_unknown"),
@@ -36,7 +37,7 @@ NUMBER = re.compile(r"\d[\d,.]*")
 def signals(item: dict, ctx: RunContext) -> dict:
     """One WiCE row's pooled trace -> its signals."""
     trace = verify.trace_text(item["claim"], item["text"], ctx.replace(judge_method="pooled"), f"wice:{item['id']}")
-    asked = [step["answer"]["rel"]["probabilities"] for step in trace.judged["steps"]]
+    asked = [step["answer"][pooled.NAME]["probabilities"] for step in trace.judged["steps"]]
     shown = " ".join(trace.shown)
     return {"best_yes": max(p["yes"] for p in asked), "best_no": max(p["no"] for p in asked),
             "least_unknown": min(p["unknown"] for p in asked), "mean_yes": statistics.fmean(p["yes"] for p in asked),
@@ -67,7 +68,8 @@ def main() -> None:
         return ev.auroc(list(scores), list(gold[mask]))
 
     reference = matrix(("p_supported",))[:, 0]
-    print(f"pooled P(supported): tune AUROC {auroc(reference[tune], tune):.3f}")
+    on_tune, on_report = auroc(reference[tune], tune), auroc(reference[report], report)
+    print(f"pooled P(supported): tune AUROC {on_tune:.3f}")
     folds = StratifiedKFold(5, shuffle=True, random_state=0)
     scored = []
     for names in CANDIDATES:
@@ -75,13 +77,13 @@ def main() -> None:
         scored.append((auroc(cv, tune), names))
         print(f"combiner over {', '.join(names)}: tune 5-fold AUROC {scored[-1][0]:.3f}")
     best, names = max(scored)
-    if best <= auroc(reference[tune], tune):
-        print(f"chosen on tune: none (best combiner {best:.3f} does not beat pooled's own "
-              f"{auroc(reference[tune], tune):.3f}); pooled on report: AUROC {auroc(reference[report], report):.3f}")
+    if best <= on_tune:
+        print(f"chosen on tune: none (best combiner {best:.3f} does not beat pooled's own {on_tune:.3f}); "
+              f"pooled on report: AUROC {on_report:.3f}")
         return
     fitted = model().fit(matrix(names)[tune], gold[tune])
     chosen = auroc(fitted.predict_proba(matrix(names)[report])[:, 1], report)
-    print(f"chosen on tune: {', '.join(names)}; report AUROC {chosen:.3f} (pooled {auroc(reference[report], report):.3f})")
+    print(f"chosen on tune: {', '.join(names)}; report AUROC {chosen:.3f} (pooled {on_report:.3f})")
 
 
 if __name__ == "__main__":
