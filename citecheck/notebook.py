@@ -132,17 +132,16 @@ def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env:
 def join_streams(nb):
     """`nb` with each code cell's consecutive chunks of one stream joined into one output, so a saved
     notebook does not keep the kernel's timing-dependent splits of printed text."""
-    for cell in nb.cells:
+    for cell in (c for c in nb.cells if c.cell_type == "code"):
         joined = []
-        for out in cell.get("outputs", []):
+        for out in cell.outputs:
             last = joined[-1] if joined else None
             if (out.get("output_type") == "stream" and last is not None and last.get("output_type") == "stream"
                     and last.get("name") == out.get("name")):
                 last["text"] += out["text"]
             else:
                 joined.append(out)
-        if cell.cell_type == "code":
-            cell.outputs = joined
+        cell.outputs = joined
     return nb
 
 
