@@ -79,10 +79,11 @@ def cpu_seconds() -> float:
 
 def joint_encoding() -> None:
     """Retrieval as before step 3: claim and passages encoded together on every call, nothing remembered."""
-    from citecheck import retrieval
+    from citecheck.web import retrieval
+    from citecheck.web.vectors import model
 
     def similarities(query: str, passages: list[str]) -> list[float]:
-        vectors = retrieval.model().encode([query, *passages], convert_to_tensor=True,
+        vectors = model().encode([query, *passages], convert_to_tensor=True,
                                            normalize_embeddings=True,
                                            show_progress_bar=False)
         return [float(x) for x in (vectors[1:] @ vectors[0]).tolist()]
@@ -114,8 +115,8 @@ def warm_cluster(workers: int, concurrency: int, settings, load_model: bool):
     with LocalCluster(n_workers=workers, threads_per_worker=concurrency, dashboard_address="127.0.0.1:0",
                       env=worker_environment(settings), silence_logs=40) as local, Client(local) as client:
         if load_model:
-            from citecheck import retrieval
-            client.run(lambda: retrieval.model() is not None)
+            from citecheck.web import vectors
+            client.run(lambda: vectors.model() is not None)
         pids = list(client.run(os.getpid).values())
         yield local.scheduler_address, pids, time.perf_counter() - started
 
@@ -150,8 +151,8 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
             ctx = RunContext.build(ctx.settings.replace(**pointed))
             write_claims(work / "claims.jsonl", citations, site_url)
             if ranking == "minilm":
-                from citecheck import retrieval
-                retrieval.model()
+                from citecheck.web import vectors
+                vectors.model()
             with warm_cluster(workers, concurrency, ctx.settings, ranking == "minilm") as (address, pids, startup):
                 result, seconds, cpu = measure(lambda: batch.run_batch(
                     work / "claims.jsonl", ctx, concurrency=concurrency, cluster=address), pids)
@@ -172,8 +173,8 @@ def http_standins(crawl: float, judge: float, pages: str = "same"):
     from standins.crawlbase_storage import Storage, crawlbase_standin
     from standins.judge import judge_standin, verdict_json
 
-    from citecheck import fixture_site as site
     from citecheck.config import Secrets
+    from citecheck.web import fixture_site as site
 
     converted: dict[str, object] = {}
     salt = os.urandom(6).hex()

@@ -51,7 +51,7 @@ def context(tmp: Path, **settings) -> RunContext:
 
 
 def bench_drip(tmp: Path) -> None:
-    from citecheck import fetch
+    from citecheck.web import fetch
     body = b"<p>" + b"x" * 400 + b"</p>"
     ctx = context(tmp, fetch_timeout=5.0)
     with SlowOrigin(drip(response(200, length=len(body)), body, 1.0)) as origin:
@@ -67,7 +67,7 @@ def bench_crawlbase_drip(tmp: Path) -> None:
 
     import crawlbase.base_api
 
-    from citecheck import fetch
+    from citecheck.web import fetch
     body = gzip.compress(big_html(0.002).encode(), mtime=0)         # ~900 bytes: a quarter of an hour of drip
     head = response(200, {"original_status": "200", "cb_status": "200", "Content-Encoding": "gzip"}, len(body),
                     "text/plain; charset=utf-8")
@@ -82,12 +82,12 @@ def bench_crawlbase_drip(tmp: Path) -> None:
 
 
 def bench_large_page(tmp: Path) -> None:
-    from citecheck import passages, retrieval
-    from citecheck.fetch.html_text import readable_markdown
+    from citecheck.web import passages, retrieval, vectors
+    from citecheck.web.fetch.html_text import readable_markdown
     html = big_html(5.0)
     cap = Settings().max_passages
     claim = "At 3,000 metres above sea level water boils at about 90 °C."
-    retrieval.model()
+    vectors.model()
     started = time.monotonic()
     text = readable_markdown(html)
     extracted = time.monotonic()
@@ -108,8 +108,8 @@ def bench_large_page(tmp: Path) -> None:
 def bench_api(tmp: Path) -> None:
     import httpx
 
-    from citecheck import retrieval
-    from citecheck.api import create_app
+    from citecheck.serve.api import create_app
+    from citecheck.web import vectors
     big, small = page(big_html(1.0)), page("<p>" + "Water boils at 100 °C at sea level. " * 20 + "</p>")
 
     def serve(conn, head, stop):
@@ -117,7 +117,7 @@ def bench_api(tmp: Path) -> None:
     with SlowOrigin(serve) as origin, judge_standin() as judge:
         judge.script.content = verdict_json("not_found", None, 0.5)
         app = create_app(context(tmp, openai_base_url=judge.url + "/v1"))
-        retrieval.model()
+        vectors.model()
         timeline, large = [], []
 
         async def scenario():
@@ -151,8 +151,8 @@ def bench_api(tmp: Path) -> None:
 def bench_half_sent(tmp: Path) -> None:
     import uvicorn
 
-    from citecheck import serving
-    from citecheck.api import create_app
+    from citecheck.serve import serving
+    from citecheck.serve.api import create_app
     limits = Settings().api
     port = free_port()
     server = uvicorn.Server(serving.server_config(create_app(context(tmp), lambda c, u: {}), limits, "127.0.0.1",

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import time
 
-from citecheck import matching, sources
+from citecheck import matching
+from citecheck.source import sources
 
 
 def near_miss(text: str, n: int) -> str:

@@ -14,9 +14,10 @@ import random
 import sys
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from citecheck import evaluation, passages as passages_stage, retrieval  # noqa: E402
+from citecheck import evaluation
+from citecheck.web import passages as passages_stage  # noqa: E402
+from citecheck.web import retrieval, vectors
 
 CAPS = {"WiCE pages": (3, 4, 6, 8, 16, 32), "long pages": (16, 32, 64)}
 DISTRACTORS = 40
@@ -52,7 +53,7 @@ def main():
     rng = random.Random(3)
     built = {kind: list(pages(rows, kind, rng)) for kind in CAPS}
     unique = sorted({p for kind in built.values() for _, ps, _ in kind for p in ps})
-    model = retrieval.model()
+    model = vectors.model()
     vectors = dict(zip(unique, model.encode(unique, normalize_embeddings=True, batch_size=32,
                                             show_progress_bar=False)))
     claims = {row["id"]: model.encode(row["claim"], normalize_embeddings=True) for row in rows}

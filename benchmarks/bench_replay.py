@@ -7,7 +7,7 @@ Replay = `citecheck.notebook.execute` (a fresh kernel, offline, from json_cache.
 reproduction test runs it. Floor = a fresh kernel running only the notebook's first code cell (the
 set-up cell: its imports) plus, for a notebook that ranks passages, loading MiniLM: what no replay of it
 can avoid. Runs are interleaved (replay, floor, next notebook, ..., then the next repetition) and the
-medians printed. `--cold` deletes the passage vectors remembered on disk (`citecheck.vectors`) before
+medians printed. `--cold` deletes the passage vectors remembered on disk (`citecheck.web.vectors`) before
 each replay, so it encodes every page as a first run on a fresh clone does; without it the vectors the
 first repetition leaves behind are reused, as on any machine that replayed before.
 """
@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from citecheck import notebook, vectors  # noqa: E402
+from citecheck import notebook
+from citecheck.web import vectors  # noqa: E402
 
 USES_MINILM = {"01": False}
 """Notebooks that never rank passages (every other one loads MiniLM)."""
@@ -35,7 +36,7 @@ def floor_notebook(path: Path):
     first = next(c for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code")
     cells = [new_code_cell(first.source)]
     if USES_MINILM.get(path.name[:2], True):
-        cells.append(new_code_cell("from citecheck import retrieval\nretrieval.model();"))
+        cells.append(new_code_cell("from citecheck.web import vectors\nvectors.model();"))
     return new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
 
 

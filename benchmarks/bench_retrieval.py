@@ -6,7 +6,7 @@
 Data: every page the notebooks judged (the fetch entries of json_cache.json) against every claim of
 data/claims*.jsonl, and each WiCE sample row against its own page. Two ways of encoding:
 - joint (before issue 11): the claim and the page's passages encoded together, for every citation;
-- once (`citecheck.vectors`, with its disk memory off): each page's passages encoded once, each claim
+- once (`citecheck.web.vectors`, with its disk memory off): each page's passages encoded once, each claim
   once, reused across citations — what a batch, a notebook or a worker now does;
 - apart: every page's passages encoded in a batch of their own and every claim alone, the most a
   remembered vector (made beside other texts, e.g. read from disk) can differ from a joint one here.
@@ -25,7 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from citecheck import evaluation, passages, retrieval, vectors  # noqa: E402
+from citecheck import evaluation
+from citecheck.web import passages, vectors  # noqa: E402
 
 
 def datasets(wice_rows: int) -> dict[str, list[tuple[str, list[str]]]]:
@@ -56,7 +57,7 @@ def datasets(wice_rows: int) -> dict[str, list[tuple[str, list[str]]]]:
 def joint(items) -> list[list[float]]:
     out = []
     for query, texts in items:
-        v = retrieval.model().encode(
+        v = vectors.model().encode(
             [query, *texts], convert_to_tensor=True, normalize_embeddings=True, show_progress_bar=False
         )
         out.append((v[1:] @ v[0]).tolist())
@@ -75,7 +76,7 @@ def once(items) -> list[list[float]]:
 
 def apart(items) -> list[list[float]]:
     def encode(texts):
-        return retrieval.model().encode(texts, convert_to_tensor=True, normalize_embeddings=True,
+        return vectors.model().encode(texts, convert_to_tensor=True, normalize_embeddings=True,
                                         show_progress_bar=False)
 
     pages = {tuple(texts): encode(list(texts)) for _, texts in items}
@@ -90,7 +91,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wice", type=int, default=150, help="WiCE rows to use (of 150)")
     args = parser.parse_args()
-    retrieval.model().encode(["warm up"])
+    vectors.model().encode(["warm up"])
     print(
         "| data | citations | passages | encoding | CPU s | max score difference | top-3 changed "
         "| order changed | 4-decimal scores changed |"

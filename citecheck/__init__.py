@@ -1,3 +1,12 @@
-"""citecheck: check whether an LLM's citations hold up."""
+"""citecheck: check whether an LLM's citations hold up.
+
+The pipeline, one package per stage (docs/DESIGN.md has the module map):
+    source -> matching -> judge -> verdict (guard, gate) -> audit / report      a source document
+    web (fetch, passages, retrieval) -> judge -> verdict -> audit / report       a cited URL
+The flows on top (`extract`, `check`, `verify`, `batch`) compose the stages; `serve`, `evaluation`, the
+notebook helpers and the CLI sit above them. Imports run one way, down the order DESIGN writes once
+(tests/test_layout.py); the foundation (`vocabulary`, `config`, `paths`, `files`, `cancellation`, `cache`,
+`context`) is below every stage.
+"""
 
 __version__ = "0.1.0"

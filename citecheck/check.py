@@ -23,12 +23,15 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from . import ci_gate, judges, matching, methods, sources
+from . import matching
 from .cache import CacheMiss
 from .config import MissingSetting
 from .context import RunContext
-from .review import decide
-from .sources import Document
+from .judge import judges, methods
+from .source import sources
+from .source.sources import Document
+from .verdict import ci_gate
+from .verdict.review import decide
 from .vocabulary import ANSWER_FORMAT_CHOICES, CHECK_COLUMNS, JUDGE_UNAVAILABLE, MISQUOTED, MISSING, SourceRow
 
 JUDGE_FAILURES = (judges.JudgeUnavailable, CacheMiss, MissingSetting)
@@ -221,7 +224,7 @@ def answer_citations(answer: str, fmt: str, source: str, document: Document,
     without a quoted citation is a ValueError."""
     from .extract.command import read_answer
     from .extract.documents import read_document
-    from .pdf_text import PdfDocument
+    from .source.pdf_text import PdfDocument
     as_sent = document if isinstance(document, PdfDocument) else read_document(Path(source))
     result = read_answer(answer, fmt, ctx, [as_sent])
     batch_note = f"{len(result.claims)} claims cite URLs: `citecheck batch {answer}` checks those"

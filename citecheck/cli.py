@@ -17,10 +17,10 @@ COMMANDS = {
     "verify": ("citecheck.verify", "verify one claim against its cited URLs (live-web flow)"),
     "batch": ("citecheck.batch", "verify a JSONL batch and print citation precision"),
     "extract": ("citecheck.extract.command", "turn an LLM answer into claims.jsonl and citations.json"),
-    "replay": ("citecheck.fetch.storage", "print a stored page by its rid (Crawlbase Storage API)"),
-    "serve": ("citecheck.api", "serve the /verify HTTP API (and /review when REVIEW_TOKEN is set)"),
-    "calibrate": ("citecheck.calibrate", "choose AUTO_ACCEPT from the reviewed rows of the audit DB"),
-    "judge-server": ("citecheck.local_judge.server", "start the local judge on 127.0.0.1"),
+    "replay": ("citecheck.web.fetch.storage", "print a stored page by its rid (Crawlbase Storage API)"),
+    "serve": ("citecheck.serve.api", "serve the /verify HTTP API (and /review when REVIEW_TOKEN is set)"),
+    "calibrate": ("citecheck.evaluation.calibrate", "choose AUTO_ACCEPT from the reviewed rows of the audit DB"),
+    "judge-server": ("citecheck.judge.local_judge.server", "start the local judge on 127.0.0.1"),
     "cache": ("citecheck.cache.command", "export the cache store to json_cache.json, or count both"),
     "record": ("citecheck.record", "record the cache with the local judge and re-execute the notebooks"),
 }
@@ -28,7 +28,7 @@ COMMANDS = {
 
 def _known_errors() -> tuple[type[BaseException], ...]:
     from .cache import CacheError
-    from .judges import JudgeUnavailable
+    from .judge.judges import JudgeUnavailable
     return (config.MissingSetting, CacheError, JudgeUnavailable, ValueError, FileNotFoundError, OSError)
 
 

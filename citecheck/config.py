@@ -73,9 +73,9 @@ DEFAULTS = {
 }
 
 RETRIEVALS = ("minilm", "bm25")
-"""RETRIEVAL's values: how the shown passages are ranked (citecheck.retrieval)."""
+"""RETRIEVAL's values: how the shown passages are ranked (citecheck.web.retrieval)."""
 JUDGE_METHODS = ("one_pass", "choice", "json", "pooled", "decompose", "qa")
-"""JUDGE_METHOD's values (citecheck.methods; default pooled, the method chosen on tune); one_pass keeps each
+"""JUDGE_METHOD's values (citecheck.judge.methods; default pooled, the method chosen on tune); one_pass keeps each
 flow's baseline (JSON in verify, Choice in check)."""
 
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}

@@ -14,7 +14,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Callable, IO
+from typing import IO, Callable
 
 
 def new_file_mode() -> int:

@@ -64,7 +64,7 @@ def show_figures_with_alt_text(ip) -> None:
 
     from matplotlib.figure import Figure
 
-    from .plots import alt_text, data_uri
+    from .report.plots import alt_text, data_uri
     formatters = ip.display_formatter.formatters
     formatters["image/png"].pop(Figure, None)
     formatters["text/html"].for_type(Figure, lambda fig: f'<img src="{data_uri(fig)}" alt="{escape(alt_text(fig))}">')

@@ -27,7 +27,7 @@ import httpx
 
 from . import cache, config, notebook
 from .context import RunContext
-from .local_judge import weights
+from .judge.local_judge import weights
 from .paths import ROOT, shown
 
 HEALTH_TIMEOUT = 180.0

@@ -6,7 +6,7 @@ Rules:
 - Otherwise the page is cut into passages of at most 200 words; at most MAX_PASSAGES of them are
   ranked (`retrieval.shortlist` chooses which on a long page), the 3 best for the claim (RETRIEVAL:
   BM25 by default, or MiniLM cosine) are shown to the judge (JUDGE_METHOD: the pooled method by
-  default, see citecheck.methods), and the guard keeps its verdict only if the quote is in those
+  default, see citecheck.judge.methods), and the guard keeps its verdict only if the quote is in those
   passages. `judge_page` is this half alone;
   `trace_text` (claim + page text, no fetch) gives the row `trace_citation` gives for a page with that
   text, gate and failure labels included: the evaluation measures exactly it.
@@ -30,17 +30,27 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from . import audit, cancellation, config, methods, netguard
-from .aggregate import overall
+from . import audit, cancellation, config
 from .cache import CacheError
 from .context import RunContext
-from .fetch import FetchResult, fetch
-from .guard import guard
-from .judges import JudgeUnavailable
-from .passages import split_passages
-from .retrieval import rank, shortlist
-from .review import gated
-from .vocabulary import NOT_FOUND, UNREACHABLE, CitationRow
+from .judge import methods
+from .judge.judges import JudgeUnavailable
+from .verdict.aggregate import overall
+from .verdict.guard import guard
+from .verdict.review import gated
+from .vocabulary import (
+    CHECK_FAILED,
+    CRAWL_FAILED,
+    EMPTY_PAGE,
+    JUDGE_UNAVAILABLE,
+    NOT_FOUND,
+    UNREACHABLE,
+    CitationRow,
+)
+from .web import netguard
+from .web.fetch import FetchResult, fetch
+from .web.passages import split_passages
+from .web.retrieval import rank, shortlist
 
 log = logging.getLogger("citecheck.verify")
 OPERATOR_ERRORS = (CacheError, config.MissingSetting, cancellation.Cancelled)
@@ -73,7 +83,7 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:
     url = page.url
     passages = split_passages(page.markdown)
     if not passages:                        # fetch labels empty pages; kept for any other backend
-        return Trace(claim, url, _row(url, page, NOT_FOUND, "empty_page"), page)
+        return Trace(claim, url, _row(url, page, NOT_FOUND, EMPTY_PAGE), page)
     kept = shortlist(claim, passages, ctx.settings.max_passages)
     ranked = [(kept[i], score) for i, score in rank(claim, [passages[i] for i in kept],
                                                     how=ctx.settings.retrieval)]
@@ -82,7 +92,7 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:
     try:
         trace.judged = methods.judge(claim, shown, ctx)
     except JudgeUnavailable:
-        trace.row = _row(url, page, NOT_FOUND, "judge_unavailable")
+        trace.row = _row(url, page, NOT_FOUND, JUDGE_UNAVAILABLE)
         return trace
     kept = guard(trace.judged, shown)
     reason = kept["reason"].split(":")[0] if kept["reason"] else None
@@ -109,7 +119,7 @@ def _traced(claim: str, url: str, ctx: RunContext) -> Trace:
     try:
         page = fetch(url, ctx)
     except (httpx.HTTPError, OSError):      # fetch labels its own failures; this is the last net
-        return Trace(claim, url, _row(url, None, UNREACHABLE, "crawl_failed"))
+        return Trace(claim, url, _row(url, None, UNREACHABLE, CRAWL_FAILED))
     if page.label is not None:
         return Trace(claim, url, _row(url, page, page.label, page.reason), page)
     cancellation.check()
@@ -124,7 +134,7 @@ def _settled(claim: str, url: str, ctx: RunContext, threshold: float | None, tra
         raise
     except Exception as exc:               # noqa: BLE001 - one citation's failure must not lose the others
         log.warning("%s", config.redact(f"{url}: check failed: {type(exc).__name__}: {exc}"))
-        trace = Trace(claim, url, _row(url, None, NOT_FOUND, "check_failed"))
+        trace = Trace(claim, url, _row(url, None, NOT_FOUND, CHECK_FAILED))
     trace.row = gated(trace.row, ctx.settings.auto_accept if threshold is None else threshold)
     return trace
 

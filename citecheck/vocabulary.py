@@ -42,6 +42,39 @@ JUDGE_LABELS = LABELS[:3]
 Label = Literal["supported", "contradicted", "not_found", "unreachable"]
 
 
+# the reason codes: every other module spells a reason through these names
+HTTP_404 = "http_404"
+HTTP_410 = "http_410"
+SOFT_404 = "soft_404"
+REDIRECTED_TO_HOMEPAGE = "redirected_to_homepage"
+PDF_UNSUPPORTED = "pdf_unsupported"
+PDF_TOO_LARGE = "pdf_too_large"
+PDF_CORRUPT = "pdf_corrupt"
+NOT_PDF = "not_pdf"
+EMPTY_PAGE = "empty_page"
+UNSUPPORTED_CONTENT = "unsupported_content"
+INVALID_URL = "invalid_url"
+TOO_MANY_REDIRECTS = "too_many_redirects"
+PAYWALL = "paywall"
+LOGIN_REQUIRED = "login_required"
+EVIDENCE_QUOTE_NOT_IN_SOURCE = "evidence_quote_not_in_source"
+JUDGE_OUTPUT_INVALID = "judge_output_invalid"
+JUDGE_CALL_BUDGET = "judge_call_budget"
+CACHE_MISS = "cache_miss"
+CRAWL_FAILED = "crawl_failed"
+RATE_LIMITED = "rate_limited"
+BOT_CHALLENGE = "bot_challenge"
+ACCESS_DENIED = "access_denied"
+PDF_TRUNCATED = "pdf_truncated"
+PDF_TOO_SLOW = "pdf_too_slow"
+FETCH_ERROR = "fetch_error"
+DNS_FAILURE = "dns_failure"
+BLOCKED_ADDRESS = "blocked_address"
+BLOCKED_URL = "blocked_url"
+CHECK_FAILED = "check_failed"
+WORKER_LOST = "worker_lost"
+
+
 @dataclass(frozen=True)
 class Reason:
     """Why a citation got its label without (or despite) the judge."""
@@ -52,46 +85,46 @@ class Reason:
 
 
 REASONS: dict[str, Reason] = {r.code: r for r in (
-    Reason("http_404", UNREACHABLE, False, "the origin answered 404"),
-    Reason("http_410", UNREACHABLE, False, "the origin answered 410 (gone on purpose)"),
-    Reason("soft_404", UNREACHABLE, False, "a short 200 page that reads like 'page not found'"),
-    Reason("redirected_to_homepage", NOT_FOUND, False, "a deep link whose final path is /"),
-    Reason("pdf_unsupported", NOT_FOUND, False,
+    Reason(HTTP_404, UNREACHABLE, False, "the origin answered 404"),
+    Reason(HTTP_410, UNREACHABLE, False, "the origin answered 410 (gone on purpose)"),
+    Reason(SOFT_404, UNREACHABLE, False, "a short 200 page that reads like 'page not found'"),
+    Reason(REDIRECTED_TO_HOMEPAGE, NOT_FOUND, False, "a deep link whose final path is /"),
+    Reason(PDF_UNSUPPORTED, NOT_FOUND, False,
            "a PDF with no text to read: encrypted (a password is needed) or a scan (images only)"),
-    Reason("pdf_too_large", NOT_FOUND, False,
+    Reason(PDF_TOO_LARGE, NOT_FOUND, False,
            "a PDF over PDF_MAX_BYTES or PDF_MAX_PAGES (never read in part)"),
-    Reason("pdf_corrupt", NOT_FOUND, False, "a PDF the reader cannot parse"),
-    Reason("not_pdf", NOT_FOUND, False, "served as a PDF, but it has no %PDF- header"),
-    Reason("empty_page", NOT_FOUND, False, "no text at all, even after JavaScript rendering"),
-    Reason("unsupported_content", NOT_FOUND, False, "a content type that is neither HTML nor text"),
-    Reason("invalid_url", UNREACHABLE, False, "not an http(s) URL with a host"),
-    Reason("too_many_redirects", UNREACHABLE, False, "more redirect hops than the fetcher follows"),
-    Reason("paywall", UNREACHABLE, False,
+    Reason(PDF_CORRUPT, NOT_FOUND, False, "a PDF the reader cannot parse"),
+    Reason(NOT_PDF, NOT_FOUND, False, "served as a PDF, but it has no %PDF- header"),
+    Reason(EMPTY_PAGE, NOT_FOUND, False, "no text at all, even after JavaScript rendering"),
+    Reason(UNSUPPORTED_CONTENT, NOT_FOUND, False, "a content type that is neither HTML nor text"),
+    Reason(INVALID_URL, UNREACHABLE, False, "not an http(s) URL with a host"),
+    Reason(TOO_MANY_REDIRECTS, UNREACHABLE, False, "more redirect hops than the fetcher follows"),
+    Reason(PAYWALL, UNREACHABLE, False,
            "the origin answered 402, or a short page marked isAccessibleForFree=false (schema.org)"),
-    Reason("login_required", UNREACHABLE, False,
+    Reason(LOGIN_REQUIRED, UNREACHABLE, False,
            "the origin answered 401, a deep link landed on a login page, or a short page is a login form"),
-    Reason("evidence_quote_not_in_source", NOT_FOUND, False,
+    Reason(EVIDENCE_QUOTE_NOT_IN_SOURCE, NOT_FOUND, False,
            "the judge's quote is not verbatim in the passages it was shown (the guard)"),
-    Reason("judge_output_invalid", NOT_FOUND, False, "the judge answered off its contract"),
-    Reason("judge_call_budget", NOT_FOUND, False,
+    Reason(JUDGE_OUTPUT_INVALID, NOT_FOUND, False, "the judge answered off its contract"),
+    Reason(JUDGE_CALL_BUDGET, NOT_FOUND, False,
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
-    Reason("cache_miss", UNREACHABLE, False, "a dry run's cache does not hold the call (API only)"),
-    Reason("crawl_failed", UNREACHABLE, True,
+    Reason(CACHE_MISS, UNREACHABLE, False, "a dry run's cache does not hold the call (API only)"),
+    Reason(CRAWL_FAILED, UNREACHABLE, True,
            "timeouts (FETCH_DEADLINE in all), connection errors, unreadable answers, 5xx after retries"),
-    Reason("rate_limited", UNREACHABLE, True, "the origin answered 429 after the retries"),
-    Reason("bot_challenge", UNREACHABLE, True,
+    Reason(RATE_LIMITED, UNREACHABLE, True, "the origin answered 429 after the retries"),
+    Reason(BOT_CHALLENGE, UNREACHABLE, True,
            "a short page (any status) that is a robot check: CAPTCHA, 'checking your browser', 'denied'"),
-    Reason("access_denied", UNREACHABLE, True,
+    Reason(ACCESS_DENIED, UNREACHABLE, True,
            "the origin answered 403 with no challenge, paywall or login page: it refused this client"),
-    Reason("pdf_truncated", UNREACHABLE, True, "a PDF with no %%EOF at its end: the download was cut short"),
-    Reason("pdf_too_slow", NOT_FOUND, True, "reading the PDF's text took longer than PDF_MAX_SECONDS"),
-    Reason("fetch_error", UNREACHABLE, True, "the fetcher raised an unexpected error (its type in the log)"),
-    Reason("dns_failure", UNREACHABLE, True, "the host does not resolve"),
-    Reason("blocked_address", UNREACHABLE, True, "the SSRF guard refused the address"),
-    Reason("blocked_url", UNREACHABLE, True, "blocked_address's name in early releases (old audit rows)"),
-    Reason("judge_unavailable", NOT_FOUND, True, "the judge could not be reached"),
-    Reason("check_failed", NOT_FOUND, True, "the check raised an unexpected error (detail in the log)"),
-    Reason("worker_lost", NOT_FOUND, True, "every cluster worker that checked it died (batch --cluster)"),
+    Reason(PDF_TRUNCATED, UNREACHABLE, True, "a PDF with no %%EOF at its end: the download was cut short"),
+    Reason(PDF_TOO_SLOW, NOT_FOUND, True, "reading the PDF's text took longer than PDF_MAX_SECONDS"),
+    Reason(FETCH_ERROR, UNREACHABLE, True, "the fetcher raised an unexpected error (its type in the log)"),
+    Reason(DNS_FAILURE, UNREACHABLE, True, "the host does not resolve"),
+    Reason(BLOCKED_ADDRESS, UNREACHABLE, True, "the SSRF guard refused the address"),
+    Reason(BLOCKED_URL, UNREACHABLE, True, "blocked_address's name in early releases (old audit rows)"),
+    Reason(JUDGE_UNAVAILABLE, NOT_FOUND, True, "the judge could not be reached"),
+    Reason(CHECK_FAILED, NOT_FOUND, True, "the check raised an unexpected error (detail in the log)"),
+    Reason(WORKER_LOST, NOT_FOUND, True, "every cluster worker that checked it died (batch --cluster)"),
 )}
 HTTP_REASON_PREFIX = "http_"
 """Any other 4xx from the origin is `http_<status>`, unreachable, not transient."""

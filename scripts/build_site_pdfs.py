@@ -56,10 +56,10 @@ def scan() -> bytes:
     """The survey's first page rasterised: a picture of text, with no text in the file."""
     import matplotlib
     matplotlib.use("Agg")
+    import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.figure import Figure
-    import numpy as np
 
     text_page = Figure(figsize=(8.27, 11.69), dpi=60)
     for row, line in enumerate([HEADER, "", *SURVEY[0]]):

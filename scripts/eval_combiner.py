@@ -22,10 +22,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from citecheck import evaluation as ev, method_comparison as mc, verify  # noqa: E402
+from citecheck import evaluation as ev
+from citecheck import verify
 from citecheck.config import Settings  # noqa: E402
 from citecheck.context import RunContext  # noqa: E402
-from citecheck.methods import pooled  # noqa: E402
+from citecheck.evaluation import method_comparison as mc  # noqa: E402
+from citecheck.judge.methods import pooled  # noqa: E402
 
 SIGNALS = ("best_yes", "best_no", "least_unknown", "mean_yes", "p_supported", "coverage", "numbers_missing")
 CANDIDATES = (("best_yes",), ("best_yes", "best_no"), ("best_yes", "best_no", "least_unknown"),

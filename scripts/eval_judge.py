@@ -56,8 +56,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from citecheck import calibration, judges, matching  # noqa: E402
-from citecheck.local_judge import prompts, readout, weights  # noqa: E402
+from citecheck import matching
+from citecheck.judge import calibration, judges  # noqa: E402
+from citecheck.judge.local_judge import prompts, readout, weights  # noqa: E402
 from citecheck.paths import shown  # noqa: E402
 
 WICE_DEFAULT = ROOT / "data" / "wice" / "sample.jsonl"
@@ -129,7 +130,7 @@ def neighbourhood(section_text: str, quote: str, around: int = 2) -> str:
 
 
 def rfc_rows() -> list[Row]:
-    from citecheck import method_comparison as mc
+    from citecheck.evaluation import method_comparison as mc
     return [Row("rfc", i["id"], i["split"], i["gold"], i["claim"],
                 {"section": i["text"], "neighbourhood": neighbourhood(i["text"], i["quote"])})
             for i in mc.rfc_items()]
@@ -137,7 +138,7 @@ def rfc_rows() -> list[Row]:
 
 def wice_rows(path: Path, per_split: int, splits: tuple[str, ...]) -> list[Row]:
     """The first `per_split` rows of each split in file order, shown the MiniLM top-3 passages."""
-    from citecheck import passages, retrieval
+    from citecheck.web import passages, retrieval
     rows, taken = [], {s: 0 for s in splits}
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
         i = json.loads(line).get("line", n)            # the row's line in the WiCE dev file
@@ -331,7 +332,7 @@ def seeded(ctx, paths: list[Path]) -> dict:
 def run_methods(ctx, names: list[str], replay: set[str], limit: int | None,
                 splits: tuple[str, ...] = ("tune", "report")) -> list[dict]:
     """Every row of `splits` (the first `limit`) judged by each method; records appended to METHOD_RECORDS."""
-    from citecheck import method_comparison as mc
+    from citecheck.evaluation import method_comparison as mc
     records = []
     METHOD_RECORDS.parent.mkdir(parents=True, exist_ok=True)
     rows = mc.items(splits)[:limit] if limit else mc.items(splits)
@@ -352,8 +353,9 @@ def _rounded(row: dict) -> dict:
 
 
 def report_methods(records: list[dict]) -> None:
-    from citecheck import evaluation as ev, method_comparison as mc
-    from citecheck.methods import pooled
+    from citecheck import evaluation as ev
+    from citecheck.evaluation import method_comparison as mc
+    from citecheck.judge.methods import pooled
     found = [r for r in records if not r.get("missing")]
     for name in ev.judges_of(found):
         mine = [r for r in found if r["judge"] == name]

@@ -22,10 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from citecheck import batch, fixture_site  # noqa: E402
-from citecheck.api import create_app  # noqa: E402
+from citecheck import batch
 from citecheck.config import Secrets, Settings  # noqa: E402
 from citecheck.context import RunContext  # noqa: E402
+from citecheck.serve.api import create_app  # noqa: E402
+from citecheck.web import fixture_site  # noqa: E402
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"]

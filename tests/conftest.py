@@ -60,7 +60,7 @@ def run(ctx):
 @pytest.fixture(scope="module")
 def fixture_site():
     """The fixture site (data/site) on an ephemeral 127.0.0.1 port, for one test module."""
-    from citecheck import fixture_site as site
+    from citecheck.web import fixture_site as site
     with site.start(port=0) as running:
         yield running
 

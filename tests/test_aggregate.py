@@ -1,7 +1,7 @@
 """aggregate: the fixed per-claim rule, as a table."""
 import pytest
 
-from citecheck.aggregate import overall
+from citecheck.verdict.aggregate import overall
 
 S, C, N, U = "supported", "contradicted", "not_found", "unreachable"
 

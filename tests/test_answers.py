@@ -14,11 +14,13 @@ import pytest
 from pdfs import RFC_EXCERPT, blank, build, encrypted, no_text
 from standins.jev import jev_standin
 
-from citecheck import batch, ci_gate, cli, config, sources
+from citecheck import batch, cli, config
 from citecheck.batch import inputs
 from citecheck.extract import documents
 from citecheck.paths import ROOT
-from citecheck.pdf_text import PdfDocument
+from citecheck.source import sources
+from citecheck.source.pdf_text import PdfDocument
+from citecheck.verdict import ci_gate
 
 ANSWERS = Path("data/answers")
 RFC = "data/rfc7519.txt"

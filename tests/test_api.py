@@ -11,10 +11,10 @@ import httpx
 import pytest
 
 from citecheck import cancellation, config
-from citecheck.api import Limits, create_app
 from citecheck.cache import CacheMiss
 from citecheck.config import Secrets, Settings, parse_origins
 from citecheck.context import RunContext
+from citecheck.serve.api import Limits, create_app
 
 FAKE_TOKEN = "sk-citecheck-FAKE-7f3a9c1e-do-not-leak"
 URL = "https://example.org/article"
@@ -412,9 +412,9 @@ def test_token_never_in_any_response_or_log_line(monkeypatch, caplog):
 
 
 def test_each_request_is_logged_without_its_body(caplog):
-    with caplog.at_level(logging.INFO, logger="citecheck.api"):
+    with caplog.at_level(logging.INFO, logger="citecheck.serve.api"):
         post(app_with(), {"claim": "a distinctive claim", "urls": [URL]})
-    lines = [r.getMessage() for r in caplog.records if r.name == "citecheck.api"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "citecheck.serve.api"]
     assert len(lines) == 1 and lines[0].startswith("POST /verify -> 200 in ")
     assert "distinctive" not in caplog.text
 
@@ -446,7 +446,7 @@ def test_serve_help_and_bad_port():
 
 from standins.http import StandIn  # noqa: E402
 
-from citecheck import fixture_site as site  # noqa: E402
+from citecheck.web import fixture_site as site  # noqa: E402
 
 
 def redirecting_to(location):
@@ -501,8 +501,8 @@ def test_missing_judge_key_is_503_naming_it_and_no_key_leaks(monkeypatch, caplog
 
 
 def test_a_rejected_crawlbase_token_is_503_naming_it_not_500(tmp_path, caplog):
-    from standins.crawlbase import Answer, CrawlingStandIn
     import crawlbase.base_api
+    from standins.crawlbase import Answer, CrawlingStandIn
     wrong = "cbFAKEwrong-4f1d2c9e-leak"
     try:
         with CrawlingStandIn(lambda call: Answer("text")) as api:
@@ -628,7 +628,7 @@ def live_server(app, limits):
     """`serve`'s uvicorn server (the guarded protocol) in a thread on a free loopback port."""
     import uvicorn
 
-    from citecheck import serving
+    from citecheck.serve import serving
     port = free_port()
     server = uvicorn.Server(serving.server_config(app, limits, "127.0.0.1", port, "warning"))
     thread = threading.Thread(target=server.run, daemon=True)

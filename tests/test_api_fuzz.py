@@ -4,11 +4,16 @@ import hashlib
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis import GenerationMode
-from schemathesis.checks import (content_type_conformance, negative_data_rejection, not_a_server_error,
-                                 response_schema_conformance, status_code_conformance)
+from schemathesis.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
-from citecheck.api import Limits, create_app
 from citecheck.context import RunContext
+from citecheck.serve.api import Limits, create_app
 
 LABELS = ("supported", "contradicted", "not_found", "unreachable")
 

@@ -10,12 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from standins.crawlbase_storage import Storage, storage_standin
 
 from citecheck import audit, config
 from citecheck.audit import migrations
+from citecheck.audit.writer import Writer
 from citecheck.config import Secrets, Settings
-from citecheck.fetch import storage as storage_api
-from standins.crawlbase_storage import Storage, storage_standin
+from citecheck.web.fetch import storage as storage_api
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "tok-FAKE-9f3c1e77d2"
@@ -188,7 +189,7 @@ def test_a_failing_migration_leaves_the_schema_as_it_was(tmp_path, monkeypatch):
 
 def test_the_old_db_is_upgraded_to_the_gate_and_reviews_tables_and_can_be_reviewed(tmp_path):
     from citecheck.audit import reviews
-    from citecheck.review_app import queue
+    from citecheck.serve.review_app import queue
     path = tmp_path / "old.db"
     shutil.copy(OLD_DB, path)
     conn = audit.connect(path)
@@ -244,7 +245,7 @@ def test_reviews_keep_history_and_refuse_what_would_overwrite(tmp_path):
 
 
 def test_the_writer_thread_loses_no_write_and_reports_each_failure_to_its_caller(tmp_path):
-    writer = audit.Writer(tmp_path / "a.db")
+    writer = Writer(tmp_path / "a.db")
     futures = [writer.submit(lambda conn, i=i: audit.write_citation(conn, "b", f"c{i}", "claim", citation()))
                for i in range(200)]
     failing = writer.submit(lambda conn: conn.execute("SELECT * FROM no_such_table"))
@@ -259,12 +260,13 @@ def test_the_writer_thread_loses_no_write_and_reports_each_failure_to_its_caller
 
 def test_a_writer_on_an_unopenable_path_fails_at_once_naming_it(tmp_path):
     with pytest.raises(OSError, match="no/such/dir/a.db"):
-        audit.Writer(tmp_path / "no/such/dir/a.db")
+        Writer(tmp_path / "no/such/dir/a.db")
 
 
 def test_check_audits_source_document_rows_with_the_section_and_the_misquote(tmp_path, monkeypatch):
-    from citecheck import check, sources
+    from citecheck import check
     from citecheck.audit.source import write_check
+    from citecheck.source import sources
     doc = sources.load("data/rfc7519.txt")
     cites, _ = sources.load_citations("data/citations.json", doc)
     rows = check.check_citations(doc, cites, RunContext_(), threshold=0.8,

@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from citecheck import audit, cli
-from citecheck.paths import ROOT
-from citecheck.api import Limits, create_app
 from citecheck.config import Settings
+from citecheck.paths import ROOT
+from citecheck.serve.api import Limits, create_app
 
 PASSAGES = ["First passage, quoted here.", "Second passage."]
 
@@ -115,8 +115,9 @@ def test_check_audits_when_audit_db_is_set(audit_db_set, monkeypatch, tmp_path, 
 
 @pytest.mark.parametrize("audit_db_set", [True, False])
 def test_verify_cli_audits_with_the_passages_the_judge_read(audit_db_set, monkeypatch, tmp_path, capsys):
-    from citecheck import fixture_site as site
     from standins.judge import judge_standin, verdict_json
+
+    from citecheck.web import fixture_site as site
     if not audit_db_set:
         monkeypatch.delenv("AUDIT_DB")
         monkeypatch.chdir(tmp_path)

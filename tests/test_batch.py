@@ -17,10 +17,11 @@ from standins.crawlbase import NORMAL_TOKEN, CrawlingStandIn
 from standins.crawlbase_storage import Storage, crawlbase_standin
 from standins.judge import judge_standin, verdict_json
 
-from citecheck import batch, review
+from citecheck import batch
 from citecheck.cache import CacheMiss
 from citecheck.config import MissingSetting
-from citecheck.fetch import CrawlbaseRejected
+from citecheck.verdict import review
+from citecheck.web.fetch import CrawlbaseRejected
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -168,6 +169,7 @@ def test_a_setting_problem_stops_the_batch_but_keeps_what_was_decided(tmp_path, 
 
 def test_a_citation_that_finished_with_the_failing_one_is_yielded_before_the_error():
     import concurrent.futures as cf
+
     from citecheck.batch.pool import _finished
     ok, bad, running = cf.Future(), cf.Future(), cf.Future()
     ok.set_result("row a")
@@ -354,7 +356,7 @@ def scripted_model(body: dict) -> str:
 @pytest.fixture
 def crawlbase(fixture_site, monkeypatch):
     """Crawling + Storage API stand-ins on one base URL, the judge stand-in, a recognisable fake token."""
-    from citecheck import fetch
+    from citecheck.web import fetch
     storage = Storage()
     with crawlbase_standin(CrawlingStandIn(), storage) as api, judge_standin() as judge:
         judge.script.content = scripted_model
@@ -369,6 +371,7 @@ def crawlbase(fixture_site, monkeypatch):
 def test_batch_through_crawlbase_and_the_judge_writes_csv_and_audit_rows_without_the_token(
         crawlbase, fixture_site, tmp_path, capsys):
     from standins.judge import free_port
+
     from citecheck import cli
     url = fixture_site.url
     path = write_jsonl(tmp_path / "claims.jsonl", [

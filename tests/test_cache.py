@@ -11,7 +11,15 @@ import threading
 import pytest
 
 from citecheck import cache as cache_module
-from citecheck.cache import Cache, CacheCorrupted, CacheError, CacheLocked, CacheMiss, CacheReadOnly, request_key
+from citecheck.cache import (
+    Cache,
+    CacheCorrupted,
+    CacheError,
+    CacheLocked,
+    CacheMiss,
+    CacheReadOnly,
+    request_key,
+)
 from citecheck.cache import export as export_file
 from citecheck.config import Secrets, Settings
 from citecheck.context import RunContext

@@ -5,10 +5,12 @@ import subprocess
 import sys
 
 import pytest
-
-from citecheck import check, judges, sources
-from citecheck.vocabulary import JUDGE_UNAVAILABLE, VERDICTS
 from standins.jev import jev_standin
+
+from citecheck import check
+from citecheck.judge import judges
+from citecheck.source import sources
+from citecheck.vocabulary import JUDGE_UNAVAILABLE, VERDICTS
 
 DOC_MD = """# Boiling
 
@@ -166,7 +168,7 @@ def test_detect_format(tmp_path, name, text, fmt):
 
 
 def test_pdf_extension_is_left_to_the_pdf_format():
-    """`.pdf` maps to 'pdf' only where FORMATS has it (citecheck.pdf_text's loader); never to a text split."""
+    """`.pdf` maps to 'pdf' only where FORMATS has it (citecheck.source.pdf_text's loader); never to a text split."""
     assert sources.EXTENSION_FORMATS[".pdf"] == "pdf"
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import cloudpickle
+import cluster_tasks
 import pytest
 from killing import kill_mid_batch
 from standins.crawlbase import NORMAL_TOKEN, CrawlingStandIn
@@ -20,7 +21,6 @@ from standins.crawlbase_storage import Storage, crawlbase_standin
 from standins.judge import free_port, judge_standin
 from test_batch import scripted_model, write_jsonl
 
-import cluster_tasks
 from citecheck import audit, batch, cli
 from citecheck.batch import cluster
 

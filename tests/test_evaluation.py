@@ -5,7 +5,7 @@ import math
 import pytest
 
 from citecheck import evaluation as ev
-from citecheck.passages import split_passages
+from citecheck.web.passages import split_passages
 
 
 def test_label_mapping():

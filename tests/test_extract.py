@@ -6,8 +6,9 @@ from pathlib import Path
 import answers_expected as expected
 import pytest
 
-from citecheck import batch, extract, matching, pdf_text, sources
+from citecheck import batch, extract, matching
 from citecheck.extract import sentences
+from citecheck.source import pdf_text, sources
 
 ANSWERS = "data/answers"
 SITE = expected.SITE

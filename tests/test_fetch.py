@@ -10,16 +10,16 @@ from pathlib import Path
 
 import crawlbase.base_api
 import pytest
-
-from citecheck import cache, fetch, netguard
-from citecheck import fixture_site as site
-from citecheck.fetch import FetchResult, pages
-from citecheck.fetch.crawlbase import CRAWLBASE_OPTIONS
-from citecheck.fetch.pages import BACKOFF
 from standins.crawlbase import JS_TOKEN, NORMAL_TOKEN, Answer, CrawlingStandIn
 from standins.http import StandIn
 
+from citecheck import cache
 from citecheck.config import PdfLimits, parse_origins
+from citecheck.web import fetch, netguard
+from citecheck.web import fixture_site as site
+from citecheck.web.fetch import FetchResult, pages
+from citecheck.web.fetch.crawlbase import CRAWLBASE_OPTIONS
+from citecheck.web.fetch.pages import BACKOFF
 
 TARGET = "https://kettle.example/articles/boiling-point"
 ARTICLE = "\n\n".join(["At sea level, pure water boils at 100 °C (212 °F), the figure recipes assume."] * 8)
@@ -445,7 +445,7 @@ def test_a_reset_connection_is_retried_then_crawl_failed(hostile):
 
 
 def test_no_retry_is_waited_for_past_the_deadline(hostile):
-    from citecheck.fetch.html_text import readable_markdown
+    from citecheck.web.fetch.html_text import readable_markdown
     readable_markdown("<p>warm up</p>")                 # trafilatura's first import is not the origin's time
     waits = []
 
@@ -495,13 +495,13 @@ def test_a_crawling_api_answer_that_cannot_be_read_is_crawl_failed_not_a_traceba
 
 def test_any_unexpected_backend_exception_is_a_labelled_fetch_error_and_not_cached(direct, monkeypatch, run,
                                                                                     caplog):
-    from citecheck.fetch import direct as direct_backend
+    from citecheck.web.fetch import direct as direct_backend
 
     def broken(html, url=None):
         raise RuntimeError("a bug in an extractor")
     monkeypatch.setattr(direct_backend, "readable_markdown", broken)
     url = direct.url("/articles/boiling-point")
-    with caplog.at_level("WARNING", logger="citecheck.fetch"):
+    with caplog.at_level("WARNING", logger="citecheck.web.fetch"):
         result = fetch.fetch(url, run.ctx)
     assert (result.label, result.reason, result.detail) == ("unreachable", "fetch_error", "RuntimeError")
     assert "RuntimeError: a bug in an extractor" in caplog.text
@@ -710,7 +710,7 @@ def test_a_deep_link_that_lands_on_a_login_page_is_login_required(crawl, run):
     "The access denied error explained. " * 40,
 ])
 def test_a_long_article_about_challenges_is_not_a_challenge(text):
-    from citecheck.fetch.refusals import refusal
+    from citecheck.web.fetch.refusals import refusal
     assert refusal(TARGET, TARGET, 200, text) is None
 
 

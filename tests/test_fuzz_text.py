@@ -12,12 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from citecheck import batch, judge_contract, judges, matching, sources
+from citecheck import batch, matching
 from citecheck.cache import Cache
 from citecheck.config import Settings
 from citecheck.context import RunContext
-from citecheck.judge_contract import OffContract
-from citecheck.text import not_text
+from citecheck.judge import judge_contract, judges
+from citecheck.judge.judge_contract import OffContract
+from citecheck.source import sources
+from citecheck.source.text import not_text
 from citecheck.vocabulary import JUDGE_LABELS, RELATIONS, STATUSES
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

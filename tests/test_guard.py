@@ -1,7 +1,7 @@
 """guard: a verdict stands only if its quote is on the page shown to the judge."""
 import pytest
 
-from citecheck.guard import NOT_IN_SOURCE, guard, quote_in_passages
+from citecheck.verdict.guard import NOT_IN_SOURCE, guard, quote_in_passages
 
 PASSAGES = [
     "Pure water boils at 100 °C (212 °F) at sea level.",

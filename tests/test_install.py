@@ -19,8 +19,8 @@ import httpx
 import nbformat
 import pytest
 
-from citecheck.fetch import direct
 from citecheck.paths import ROOT
+from citecheck.web.fetch import direct
 
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)==(\S+)\s*$")
 LOCAL = {"citecheck", "standins", *(path.stem for path in ROOT.glob("tests/*.py"))}

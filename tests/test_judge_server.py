@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 import json
 import math
+import sys
 import threading
 import time
 
@@ -13,12 +13,18 @@ import pytest
 import zstandard
 from typesafe_sdk import Choice, Noul, RetryPolicy, Score, TypeSafeClient
 from typesafe_sdk._core import compression as sdk_compression
-from typesafe_sdk._core.errors import (TypeSafeAPIError, TypeSafeAuthenticationError, TypeSafeInternalServerError,
-                                       TypeSafeNotFoundError, TypeSafeUnprocessableEntityError)
+from typesafe_sdk._core.errors import (
+    TypeSafeAPIError,
+    TypeSafeAuthenticationError,
+    TypeSafeInternalServerError,
+    TypeSafeNotFoundError,
+    TypeSafeUnprocessableEntityError,
+)
 
-from citecheck import calibration, cli, config, judges
-from citecheck.local_judge import readout, weights
-from citecheck.local_judge import server as server_module
+from citecheck import cli, config
+from citecheck.judge import calibration, judges
+from citecheck.judge.local_judge import readout, weights
+from citecheck.judge.local_judge import server as server_module
 
 MODEL = config.LOCAL_MODEL
 LOGPROBS = {"supports": math.log(0.5), "contradicts": math.log(0.1), "says_nothing": math.log(0.2)}
@@ -402,7 +408,7 @@ def test_jevcompat_finds_every_must_and_should_met(key):
 
 FAKE_SERVER = """
 import sys, threading
-from citecheck.local_judge import server as server_module
+from citecheck.judge.local_judge import server as server_module
 class Fake:
     name = "qwen2.5-coder-1.5b-instruct-q4_k_m"
     lock = threading.Lock()

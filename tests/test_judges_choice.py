@@ -3,12 +3,13 @@
 import json
 
 import pytest
+from standins.jev import jev_standin
 
-from citecheck import calibration, config, judge_contract, judges
+from citecheck import config
 from citecheck.cache import Cache, CacheCorrupted, request_key
 from citecheck.config import Settings
+from citecheck.judge import calibration, judge_contract, judges
 from citecheck.paths import ROOT
-from standins.jev import jev_standin
 
 PROBS = {"supports": 0.7, "contradicts": 0.1, "says_nothing": 0.2}
 

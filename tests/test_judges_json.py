@@ -5,11 +5,12 @@ import re
 import pytest
 from standins.judge import MODEL, free_port, judge_standin, silent_server, verdict_json
 
-from citecheck import config, judges
+from citecheck import config
 from citecheck.cache import Cache, CacheCorrupted, CacheMiss, request_key
 from citecheck.config import Secrets, Settings
 from citecheck.context import RunContext
-from citecheck.guard import guard
+from citecheck.judge import judges
+from citecheck.verdict.guard import guard
 
 KEY = "sk-test-secret-0123456789"
 CLAIM = "Water boils at 100 °C at sea level."

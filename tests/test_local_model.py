@@ -9,10 +9,10 @@ import zipfile
 
 import pytest
 
-from citecheck import calibration, judges
+from citecheck.judge import calibration, judges
+from citecheck.judge.local_judge import model as model_module
+from citecheck.judge.local_judge import prompts, readout, weights
 from citecheck.vocabulary import JUDGE_LABELS
-from citecheck.local_judge import model as model_module
-from citecheck.local_judge import prompts, readout, weights
 
 # ---------------------------------------------------------------- readout
 
@@ -235,8 +235,9 @@ def fake_llama(monkeypatch):
 def test_the_buffer_type_choice_is_honoured_and_reported_by_health(fake_llama, monkeypatch, tmp_path, environ,
                                                                    extra):
     import httpx
+
     from citecheck import cli
-    from citecheck.local_judge import server as server_module
+    from citecheck.judge.local_judge import server as server_module
     (tmp_path / weights.MODEL_FILE).write_bytes(b"GGUF")
     monkeypatch.setattr(weights, "MODELS_DIR", tmp_path)
     for name, value in environ.items():

@@ -1,7 +1,8 @@
 """Quote matching: exact rule, normalisation, near misses on both sides of the threshold."""
 import pytest
 
-from citecheck import matching, sources
+from citecheck import matching
+from citecheck.source import sources
 
 DOC = sources.load("data/rfc7519.txt")
 

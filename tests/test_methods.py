@@ -6,11 +6,13 @@ import math
 import pytest
 from standins.jev import choice_answer, jev_standin
 
-from citecheck import check, config, evaluation, methods, sources, verify
+from citecheck import check, config, evaluation, verify
 from citecheck.cache import Cache
 from citecheck.config import Settings
-from citecheck.methods import pooled
-from citecheck.methods import sentences as units
+from citecheck.judge import methods
+from citecheck.judge.methods import pooled
+from citecheck.judge.methods import sentences as units
+from citecheck.source import sources
 from citecheck.vocabulary import JUDGE_UNAVAILABLE
 
 CLAIM = "Water boils at 100 °C at sea level."

@@ -5,9 +5,10 @@ import pytest
 from standins.jev import jev_standin
 from standins.judge import judge_standin
 
-from citecheck import methods, verify
-from citecheck.methods import qa
-from citecheck.methods import sentences as units
+from citecheck import verify
+from citecheck.judge import methods
+from citecheck.judge.methods import qa
+from citecheck.judge.methods import sentences as units
 
 CLAIM = "Water boils at 100 °C at sea level."
 PAGE = ("# Boiling\n\n"

@@ -3,9 +3,9 @@ import socket
 
 import pytest
 
-from citecheck import netguard
 from citecheck.config import Settings
-from citecheck.netguard import BlockedURL, check_url
+from citecheck.web import netguard
+from citecheck.web.netguard import BlockedURL, check_url
 
 PUBLIC = "93.184.215.14"
 FAKE_DNS = {

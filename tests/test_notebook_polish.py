@@ -6,7 +6,8 @@ import re
 import nbformat
 import pytest
 
-from citecheck import notebook, plots
+from citecheck import notebook
+from citecheck.report import plots
 
 PATHS = notebook.notebook_paths()
 IMG = re.compile(r'<img src="data:image/png;base64,[^"]+" alt="([^"]*)">')
@@ -84,6 +85,7 @@ def test_no_printed_text_is_split_across_outputs(path):
 
 def test_consecutive_chunks_of_one_stream_are_saved_as_one_output():
     import nbformat
+
     from citecheck.notebook import join_streams
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(11, 'passages')")])
     nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="11"),

@@ -1,10 +1,10 @@
 """Quiet, correct defaults of the notebooks: the executor's kernel is not on TCP (so it has no unencrypted-TCP
 warning), and no output of any notebook holds an absolute path."""
 import nbformat
+from machine_paths import leaks
 
 from citecheck import notebook
 from citecheck.paths import ROOT
-from machine_paths import leaks
 
 
 def test_the_executor_kernel_runs_over_ipc_and_warns_of_nothing(tmp_path, capfd):

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citecheck.passages import MAX_WORDS, split_passages
+from citecheck.web.passages import MAX_WORDS, split_passages
 
 
 def test_short_paragraphs_are_packed_in_order():

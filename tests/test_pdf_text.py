@@ -1,11 +1,12 @@
-"""citecheck.pdf_text and pdf_repair: PDFs the tests build (tests/pdfs.py) read into Documents whose quotes
+"""citecheck.source.pdf_text and pdf_repair: PDFs the tests build (tests/pdfs.py) read into Documents whose quotes
 are found across every break a PDF puts into text; every unreadable PDF is one labelled line."""
 import time
 
 import pytest
 from pdfs import RFC_EXCERPT, blank, build, encrypted, no_text, rfc_excerpt, with_outline
 
-from citecheck import matching, pdf_repair, pdf_text
+from citecheck import matching
+from citecheck.source import pdf_repair, pdf_text
 
 HEADER = "Kettle & Flame lab notes 2024"
 PAGE_1 = [

@@ -14,11 +14,11 @@ import subprocess
 import sys
 
 import pytest
+from machine_paths import leaks
+from standins.judge import free_port
 
 from citecheck import config
 from citecheck.paths import ROOT
-from machine_paths import leaks
-from standins.judge import free_port
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCK = re.compile(r"<!-- readme-test: (?P<kind>run|stdout|stderr) -->\n```[a-z]*\n(?P<body>.*?)\n```", re.S)

@@ -11,8 +11,9 @@ import sys
 
 from test_review_app import HOSTILE, assert_inert, parsed
 
-from citecheck import audit, batch, report_html
+from citecheck import audit, batch
 from citecheck.paths import ROOT
+from citecheck.report import report_html
 
 
 def fake(claim, url):
@@ -87,7 +88,7 @@ def test_reports_keep_the_mode_of_the_file_they_replace_and_get_the_umask_mode_w
 
     from citecheck.batch.report_csv import CSV_COLUMNS, write_csv
     from citecheck.files import new_file_mode
-    from citecheck.report_html import write_report
+    from citecheck.report.report_html import write_report
     rows = [dict.fromkeys(CSV_COLUMNS) | {"label": "supported", "auto": True}]
     fresh = tmp_path / "new.csv"
     write_csv(rows, fresh)

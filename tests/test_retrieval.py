@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from citecheck import retrieval
+from citecheck.web import retrieval, vectors
 
 PAGE = [
     "The museum opens at nine and closes at five on weekdays.",
@@ -16,8 +16,8 @@ PAGE = [
 
 def test_importing_does_not_load_the_model():
     import subprocess
-    code = ("import citecheck.retrieval, sys; "
-            "assert citecheck.retrieval._model is None; "
+    code = ("import citecheck.web.retrieval, sys; "
+            "assert citecheck.web.vectors._model is None; "
             "assert 'sentence_transformers' not in sys.modules; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
@@ -56,7 +56,7 @@ def test_k_below_one_is_an_error():
 
 
 def test_model_is_loaded_once():
-    assert retrieval.model() is retrieval.model()
+    assert vectors.model() is vectors.model()
 
 
 def test_shortlist_keeps_every_passage_of_a_short_page():
@@ -102,8 +102,9 @@ def test_bm25_ties_keep_page_order_and_an_unknown_rule_is_an_error():
 
 
 def test_the_setting_is_validated_once_and_verify_shows_what_it_ranks(make_ctx):
-    from citecheck import evaluation, passages, verify
+    from citecheck import evaluation, verify
     from citecheck.config import Settings
+    from citecheck.web import passages
     assert Settings.from_env({}).retrieval == "bm25"
     assert Settings.from_env({"RETRIEVAL": "MiniLM"}).retrieval == "minilm"
     assert Settings.from_env({"RETRIEVAL": "BM25"}).retrieval == "bm25"

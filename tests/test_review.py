@@ -5,10 +5,12 @@ import subprocess
 import sys
 
 import pytest
-
-from citecheck import check, matching, review, sources
-from citecheck.config import Settings
 from standins.jev import jev_standin
+
+from citecheck import check, matching
+from citecheck.config import Settings
+from citecheck.source import sources
+from citecheck.verdict import review
 
 DOC = sources.load("data/rfc7519.txt")
 FOUND = matching.Match("found", "4.1.4", "4.1.4")

@@ -10,9 +10,10 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from citecheck import audit, review
-from citecheck.api import create_app
-from citecheck.review_app import auth, queue
+from citecheck import audit
+from citecheck.serve.api import create_app
+from citecheck.serve.review_app import auth, queue
+from citecheck.verdict import review
 
 TOKEN = "review-token-FAKE-0123456789abcdef"
 HOSTILE = '<img src=x onerror="alert(1)"> and <script>alert(2)</script>'

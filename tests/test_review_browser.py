@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from citecheck import audit
-from citecheck.api import create_app
+from citecheck.serve.api import create_app
 
 TOKEN = "browser-token-FAKE-0123456789"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

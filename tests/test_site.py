@@ -6,10 +6,10 @@ import socket
 import httpx
 import pytest
 
-from citecheck import fetch, passages, retrieval
-from citecheck import fixture_site as site
 from citecheck.config import Settings
 from citecheck.vocabulary import is_transient
+from citecheck.web import fetch, passages, retrieval
+from citecheck.web import fixture_site as site
 
 LONG_CLAIM = "At 3,000 metres above sea level, water boils at about 90 °C."
 LONG_EVIDENCE = "a pot of water comes to a full boil at roughly 90 °C"
@@ -52,7 +52,7 @@ def test_the_pdfs_are_real_pdfs_built_by_the_committed_script(running):
 
 
 def test_the_survey_pdf_has_two_pages_of_text_and_the_scan_none():
-    from citecheck import pdf_text
+    from citecheck.source import pdf_text
     survey = pdf_text.load(site.SITE_DIR / "files" / "boiling-point-survey.pdf")
     assert [s for s in survey.sections if "-" not in s][:2] == ["1", "2"]
     text = " ".join(survey.text.split())

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from citecheck import sources
+from citecheck.source import sources
 
 RFC = "data/rfc7519.txt"
 

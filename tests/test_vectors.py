@@ -4,7 +4,7 @@ import logging
 import pytest
 import torch
 
-from citecheck import retrieval, vectors
+from citecheck.web import retrieval, vectors
 
 PAGE = ["At sea level, pure water boils at 100 degrees Celsius.",
         "Water's boiling point falls as altitude rises because air pressure drops.",
@@ -19,12 +19,12 @@ def fresh(tmp_path, monkeypatch):
     monkeypatch.setattr(vectors, "store_path", lambda: tmp_path / "vectors.sqlite")
     retrieval._similarities.cache_clear()
     encoded: list[list[str]] = []
-    real = retrieval.model().encode
+    real = vectors.model().encode
 
     def counting(texts, **kwargs):
         encoded.append(list(texts))
         return real(texts, **kwargs)
-    monkeypatch.setattr(retrieval.model(), "encode", counting)
+    monkeypatch.setattr(vectors.model(), "encode", counting)
     yield encoded
     retrieval._similarities.cache_clear()
 
@@ -38,7 +38,7 @@ def test_a_page_cited_by_two_claims_is_encoded_once(fresh):
 
 def test_new_texts_score_bit_for_bit_as_one_joint_batch(fresh):
     query = "Water boils at 100 °C at sea level"
-    joint = retrieval.model().encode([query, *PAGE], convert_to_tensor=True, normalize_embeddings=True,
+    joint = vectors.model().encode([query, *PAGE], convert_to_tensor=True, normalize_embeddings=True,
                                      show_progress_bar=False)
     assert retrieval.similarities(query, PAGE) == (joint[1:] @ joint[0]).tolist()
 
@@ -53,7 +53,7 @@ def test_a_replay_reads_vectors_from_disk_and_encodes_nothing(fresh, monkeypatch
 
 def test_an_unusable_disk_memory_is_said_once_and_vectors_are_computed(fresh, tmp_path, monkeypatch, caplog):
     (tmp_path / "vectors.sqlite").write_bytes(b"not a database" * 50)
-    with caplog.at_level(logging.WARNING, logger="citecheck.vectors"):
+    with caplog.at_level(logging.WARNING, logger="citecheck.web.vectors"):
         first = vectors.encode(PAGE)
         vectors._memory.clear()
         second = vectors.encode(PAGE)

@@ -6,11 +6,11 @@ import pytest
 from standins.judge import free_port, judge_standin, verdict_json
 
 from citecheck import cli
-from citecheck import fixture_site as site
 from citecheck.cache import CacheMiss
-from citecheck.fetch import pages
 from citecheck.verify import trace_citation, verify_citation, verify_claim
 from citecheck.vocabulary import CitationRow
+from citecheck.web import fixture_site as site
+from citecheck.web.fetch import pages
 
 FIELDS = CitationRow.field_names()
 
@@ -212,10 +212,10 @@ def test_a_cited_text_pdf_is_read_and_judged(judge, judge_server, url, run):
 
 
 def test_a_long_page_encodes_at_most_max_passages(judge, url, run, monkeypatch):
-    from citecheck import retrieval
+    from citecheck.web import retrieval
     encoded = []
     real = retrieval.similarities
-    monkeypatch.setattr("citecheck.retrieval.similarities",
+    monkeypatch.setattr("citecheck.web.retrieval.similarities",
                         lambda q, ps: encoded.append(len(ps)) or real(q, ps))
     claim = "At 3,000 metres above sea level water boils at roughly 90 °C."
     trace = trace_citation(claim, url("/guides/cooking-at-altitude"), run.ctx.replace(max_passages=3, retrieval="minilm"))

@@ -10,7 +10,9 @@ Rules:
 - Writing the same (batch, id, url) again replaces the row, so a resumed batch never duplicates one
   (reviews of the old verdict are kept: they name the `decided_at` they reviewed, `audit.reviews`).
 - Opening a DB applies the migrations it lacks (an old DB is upgraded in place, losing nothing).
-- A server writes through one `Writer` thread (one connection), so concurrent requests never race.
+- A server writes through one `writer.Writer` thread (one connection), so concurrent requests never race.
+
+Imports: the foundation and `matching` (check's rows); never a flow or a server.
 """
 from __future__ import annotations
 
@@ -23,9 +25,8 @@ from pathlib import Path
 from .. import config
 from ..vocabulary import WEB, AuditRow
 from . import migrations
-from .writer import Writer
 
-__all__ = ["COLUMNS", "KEY", "Writer", "claim_id", "connect", "decided", "set_auto", "utc_now",
+__all__ = ["COLUMNS", "KEY", "claim_id", "connect", "decided", "set_auto", "utc_now",
            "write_citation"]
 
 COLUMNS = AuditRow.field_names()

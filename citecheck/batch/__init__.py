@@ -17,6 +17,8 @@ Rules:
   AUTO_ACCEPT); a row read back from the journal is gated again, and its `auto` updated in the journal
   when AUTO_ACCEPT changed. The audit row also keeps the passages the judge read.
 - `--fail-under X [--on citation|reachable]` is the CI gate (`ci_gate`: exit 3 below X, after printing).
+
+Imports: everything below the flows, `extract` (an answer as input) and `verify` (each citation).
 """
 from __future__ import annotations
 
@@ -24,23 +26,23 @@ import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from .. import audit, ci_gate, config
-from ..aggregate import overall
+from .. import audit
 from ..context import RunContext
-from ..review import gated
-from ..vocabulary import LABELS, NOT_FOUND, BatchRow, CitationRow, is_transient
+from ..verdict import ci_gate
+from ..verdict.aggregate import overall
+from ..verdict.precision import counts, precision_lines, ratios
+from ..verdict.review import gated
+from ..vocabulary import BatchRow, is_transient
+from .citation import Verify, check_one
 from .claims import Claim, Parsed, parse_lines, read_claims
 from .inputs import INPUT_FORMATS, read_input
 from .pool import run_pool
-from .precision import counts, precision_lines, ratios
 from .report_csv import CSV_COLUMNS, write_csv
 
 __all__ = ["BatchResult", "Claim", "Parsed", "CSV_COLUMNS", "check_claims", "check_one", "counts",
            "parse_lines", "precision_lines", "read_claims", "run_batch", "write_csv"]
 
-Verify = Callable[[str, str], dict]
 log = logging.getLogger(__name__)
 
 
@@ -51,31 +53,6 @@ class BatchResult:
     reused: int = 0                       # citations read back from the journal
     decided: int = 0                      # citations checked in this run
     counts: dict = field(default_factory=dict)
-
-
-def _setting_errors() -> tuple[type[BaseException], ...]:
-    """Failures every citation would repeat (a cache miss offline, a missing or rejected key): they stop
-    the batch with one clear error instead of filling it with identical rows; what was decided stays."""
-    from ..cache import CacheError
-    from ..fetch import CrawlbaseRejected
-    return (CacheError, config.MissingSetting, CrawlbaseRejected)
-
-
-def check_one(verify: Verify, claim: str, url: str, threshold: float) -> dict:
-    """One citation -> a gated CitationRow dict, plus the `passages` the judge read when `verify` says.
-    An unexpected failure, or an answer without a known label, becomes not_found / check_failed (the
-    detail goes to the log, the row carries the bare code)."""
-    try:
-        result = dict(verify(claim, url))
-        if result.get("label") not in LABELS:
-            raise ValueError(f"label {result.get('label')!r} is not one of {', '.join(LABELS)}")
-    except _setting_errors():
-        raise
-    except Exception as exc:         # noqa: BLE001 - one citation's failure must not stop the batch
-        log.warning("%s", config.redact(f"{url}: check failed: {type(exc).__name__}: {exc}"))
-        result = {"label": NOT_FOUND, "reason": "check_failed"}
-    row = gated(CitationRow.from_dict({**result, "url": url}).to_dict(), threshold)
-    return {**row, "passages": result.get("passages")}
 
 
 def _fresh(row: dict | None, claim: Claim, model: str) -> bool:
@@ -197,7 +174,7 @@ def run(args, ctx: RunContext) -> int:
     if args.out:
         write_csv(result.rows, args.out)
     if args.report:
-        from ..report_html import write_report
+        from ..report.report_html import write_report
         write_report(result.rows, args.report, batch=name, threshold=threshold, problems=parsed.problems)
     gate = None
     if args.fail_under is not None:

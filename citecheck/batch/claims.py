@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..text import not_text, strip_bom
+from ..source.text import not_text, strip_bom
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,9 @@ from .. import config
 from ..cache import OFF, Cache, checked
 from ..config import Settings
 from ..context import RunContext, open_cache
-from ..review import gated
-from ..vocabulary import NOT_FOUND, CitationRow
+from ..verdict.review import gated
+from ..vocabulary import NOT_FOUND, WORKER_LOST, CitationRow
+from .citation import check_one
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to wait for a scheduler at a tcp:// address."""
@@ -157,7 +158,6 @@ def _worker_cache(settings: Settings) -> tuple[Cache, collections.OrderedDict]:
 def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
                     threshold: float) -> tuple[dict, list]:
     """One citation on a worker -> (its row, the cache entries it recorded)."""
-    from . import check_one
     base, recent = _worker_cache(settings)
     cache = TaskCache(base, recent)
     ctx = RunContext.build(settings, cache)
@@ -176,7 +176,7 @@ def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
 
 def worker_lost(url: str, threshold: float) -> dict:
     """The row of a citation whose workers kept dying (transient: a resumed batch checks it again)."""
-    return {**gated(CitationRow(url=url, label=NOT_FOUND, reason="worker_lost").to_dict(), threshold),
+    return {**gated(CitationRow(url=url, label=NOT_FOUND, reason=WORKER_LOST).to_dict(), threshold),
             "passages": None}
 
 

@@ -21,6 +21,8 @@ Rules:
   the new entry replaces the old one in the store, and in the export at the next export.
 - An entry holding the value of a secret (set in the environment or in the run's settings) is
   refused, never written.
+
+Imports: the foundation only (config, files).
 """
 from __future__ import annotations
 

@@ -9,10 +9,13 @@ Rules:
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from ..context import RunContext
 from ..paths import shown
 from . import Cache, models_used
+
+if TYPE_CHECKING:                      # the context is built above the cache; only its type is named here
+    from ..context import RunContext
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

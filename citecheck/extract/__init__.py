@@ -13,6 +13,8 @@ role assistant; OpenAI: `output` list; Perplexity: `choices` list with `citation
 other text is Markdown, except text starting "{" that is not valid JSON; JSON of no known shape, an empty
 answer and broken JSON are an AnswerFormatError.
 Nothing in an answer is executed or fetched.
+
+Imports: the foundation, context, `source` and `verdict.ci_gate` (exit statuses); no other flow.
 """
 from __future__ import annotations
 
@@ -21,9 +23,10 @@ from pathlib import Path
 from ..config import Settings
 from ..vocabulary import ANSWER_FORMAT_CHOICES
 from .anthropic_messages import AnthropicReader
-from .base import AnswerError, AnswerFormatError, Documents, Extraction, Problem, Reader
+from .base import Reader
 from .markdown import MarkdownReader
 from .openai_responses import OpenAIReader
+from .parsed import AnswerError, AnswerFormatError, Documents, Extraction, Problem
 from .perplexity import PerplexityReader
 
 READERS: dict[str, Reader] = {reader.name: reader for reader in

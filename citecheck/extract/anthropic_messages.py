@@ -13,7 +13,7 @@ Rules:
   (tool use, search results, thinking) starts a new paragraph and is not prose.
 - A text block's citations cite that block's text; the claim is the sentence(s) it lies in.
 - `char_location`, `page_location`, `content_block_location` give a check citation: the quote is
-  `cited_text`; the section is the start page for `page_location` (a PDF read by `citecheck.pdf_text`
+  `cited_text`; the section is the start page for `page_location` (a PDF read by `citecheck.source.pdf_text`
   has one section per page) and null otherwise (check then looks for the quote in every section);
   `document`, `document_index` and the range are kept as provenance. Ranges are end-exclusive, pages
   1-based.
@@ -25,11 +25,12 @@ Rules:
 """
 from __future__ import annotations
 
-from ..sources import Document
+from ..source.sources import Document
 from ..vocabulary import ANTHROPIC_ANSWER
 from . import markdown
-from .base import Anchor, AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem, Quote
+from .base import JsonReader
 from .jsondoc import Malformed, entries, expect, get, index, top
+from .parsed import Anchor, AnswerFormatError, Documents, Link, Parsed, Problem, Quote
 from .prose import Pieces
 
 DOCUMENT_CITATIONS = ("char_location", "page_location", "content_block_location")

@@ -11,7 +11,7 @@ Rules:
 from __future__ import annotations
 
 from . import sentences
-from .base import Extraction, Link, Parsed, Problem
+from .parsed import Extraction, Link, Parsed, Problem
 
 
 def assemble(fmt: str, parsed: Parsed) -> Extraction:

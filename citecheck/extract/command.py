@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..context import RunContext
 from ..vocabulary import ANSWER_FORMAT_CHOICES
-from .base import Extraction, Problem
+from .parsed import Extraction, Problem
 
 
 def read_answer(path: str | Path, fmt: str, ctx: RunContext, documents=()) -> Extraction:
@@ -46,7 +46,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args, ctx: RunContext) -> int:
-    from .. import ci_gate
+    from ..verdict import ci_gate
     from .documents import CitedDocuments, read_documents
     cited = read_documents(args.documents, ctx.settings.pdf) if args.documents else CitedDocuments()
     result = read_answer(args.answer, args.format, ctx, cited.documents)

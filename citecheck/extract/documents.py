@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import PdfLimits
-from ..sources import Document
-from .base import AnswerError, Problem
+from ..source.sources import Document
+from .parsed import AnswerError, Problem
 
 MANIFEST = "documents.txt"
 
@@ -43,7 +43,7 @@ def _names(folder: Path) -> list[tuple[str, str]]:
 
 def read_document(path: Path, limits: PdfLimits | None = None) -> str | Document:
     """One cited document as the vendor saw it: a PDF as a Document, other files as their text."""
-    from ..pdf_text import load_limited
+    from ..source.pdf_text import load_limited
     with path.open("rb") as handle:
         head = handle.read(1024)
     if b"%PDF-" in head:

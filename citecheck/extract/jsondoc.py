@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from .base import AnswerFormatError, Problem
+from .parsed import AnswerFormatError, Problem
 
 _NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object"}
 

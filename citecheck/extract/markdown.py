@@ -29,7 +29,8 @@ from typing import Callable, Mapping
 from urllib.parse import urlsplit
 
 from ..vocabulary import MARKDOWN_ANSWER
-from .base import Anchor, AnswerFormatError, Documents, Link, Parsed, Problem, Reader
+from .base import Reader
+from .parsed import Anchor, AnswerFormatError, Documents, Link, Parsed, Problem
 from .prose import Prose, line_col
 
 MAX_RANGE = 50

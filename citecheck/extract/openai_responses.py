@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from ..vocabulary import OPENAI_ANSWER
 from . import markdown
-from .base import Anchor, AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem, Quote
+from .base import JsonReader
 from .jsondoc import Malformed, expect, get, index, top
+from .parsed import Anchor, AnswerFormatError, Documents, Link, Parsed, Problem, Quote
 from .prose import Pieces
 
 IGNORED = ("container_file_citation", "file_path")

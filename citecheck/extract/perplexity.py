@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from ..vocabulary import PERPLEXITY_ANSWER
 from . import markdown
-from .base import AnswerFormatError, Documents, JsonReader, Link, Parsed, Problem
+from .base import JsonReader
 from .jsondoc import Malformed, entries, get, top
+from .parsed import AnswerFormatError, Documents, Link, Parsed, Problem
 from .prose import line_col
 
 

@@ -1,0 +1,35 @@
+"""Choice-readout calibration: per-option offsets fitted on a tune split, stored per question.
+
+Rules:
+- Offsets ("calibrate before use") are fitted by `scripts/eval_judge.py --write-calibration` on the
+  tune split and kept in data/judge_calibration.json, one entry per question (`question_key`).
+- The local judge's server subtracts them before the softmax; the judge client puts them in every
+  Choice cache key, so refitting re-asks instead of replaying answers read out with old offsets.
+- This module is neutral ground: the client (`judges`) and the server (`local_judge`) both import it,
+  and it imports neither.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ..paths import ROOT
+
+CALIBRATION_FILE = ROOT / "data" / "judge_calibration.json"
+
+
+def question_key(instructions: Any, criteria: dict) -> str:
+    """Which question a set of calibration offsets was fitted for (instructions + criteria, in order)."""
+    blob = json.dumps({"instructions": instructions, "criteria": list(criteria.items())}, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def load_calibration(path: Path | None = None) -> dict[str, dict[str, float]]:
+    """{question_key: {option: offset}} from the eval script's JSON; {} when the file does not exist."""
+    path = path or CALIBRATION_FILE
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {key: dict(entry["offsets"]) for key, entry in data.get("questions", {}).items()}

@@ -1,0 +1,102 @@
+"""The judge-method base: one way to judge a claim against the passages shown, as a sequence of steps.
+
+Rules:
+- A method answers in the JSON judge's label space: {label, evidence_quote, confidence, reason, model,
+  p_supported, calls, steps}. `p_supported` is the method's probability that the claim is supported
+  (what AUROC ranks); `steps` lists each step's question text and answer, for the trace.
+- Every step is one model call through the cache (`judges.choice_step` / the JSON judge), stamped with
+  the model and date like every other call.
+- A step that answers off its contract makes the verdict not_found with the reason
+  `judge_output_invalid: step N: <what was wrong>` (confidence 0); the method's other steps still run,
+  and nothing off-contract is cached. A judge that cannot be reached raises JudgeUnavailable (verify
+  labels it). A method that would need more calls than JUDGE_CALL_BUDGET stops before spending them:
+  not_found, reason `judge_call_budget: ...` naming both numbers.
+- The evidence quote is text of the shown passages; verify still passes it through the guard.
+"""
+from __future__ import annotations
+
+from ...cache import request_key
+from ...context import RunContext
+from ...vocabulary import JUDGE_CALL_BUDGET, JUDGE_OUTPUT_INVALID, NOT_FOUND
+from .. import judges
+from ..judge_contract import OffContract
+
+BUDGET_REASON = JUDGE_CALL_BUDGET
+INVALID_REASON = JUDGE_OUTPUT_INVALID
+
+
+class BudgetExceeded(Exception):
+    """A method needs more model calls than JUDGE_CALL_BUDGET allows (the message names both)."""
+
+
+class Steps:
+    """The model calls of one citation: counted against the budget; off-contract answers noted."""
+
+    def __init__(self, ctx: RunContext):
+        self.ctx, self.calls, self.done, self.invalid = ctx, 0, [], []
+
+    def reserve(self, n: int) -> None:
+        """Raise BudgetExceeded unless `n` more calls fit in JUDGE_CALL_BUDGET."""
+        budget = self.ctx.settings.judge_call_budget
+        if self.calls + n > budget:
+            raise BudgetExceeded(f"needs {self.calls + n} model calls, JUDGE_CALL_BUDGET={budget}")
+
+    def run(self, what: str, call, key: str | None = None) -> object | None:
+        """`call()` as the next step (`what` says what it asked, `key` is its cache key); None when off
+        contract."""
+        self.reserve(1)
+        self.calls += 1
+        try:
+            answer = call()
+        except OffContract as exc:
+            self.invalid.append(f"step {self.calls}: {exc}")
+            answer = None
+        self.done.append({"step": self.calls, "asked": what, "answer": answer, "key": key})
+        return answer
+
+    def choice(self, what: str, state: dict, questions: dict, model: str) -> dict | None:
+        """A Choice step (`judges.choice_step`), under the key it is cached by."""
+        key = request_key("typesafe.system_one", model, judges.step_request(state, questions))
+        return self.run(what, lambda: judges.choice_step(state, questions, self.ctx), key)
+
+    def generate(self, what: str, messages: list[dict], schema: dict, check) -> object | None:
+        """A JSON generation step (`judges.json_step`, cached as 'judge.<what>/<provider>'), under its key."""
+        settings = self.ctx.settings
+        key = request_key(f"judge.{what}/{settings.judge_provider}", settings.judge_model,
+                          {"messages": messages, "schema": schema})
+        return self.run(what, lambda: judges.json_step(messages, schema, what, self.ctx, check), key)
+
+
+def verdict(label: str, quote: str | None, confidence: float, p_supported: float, model: str,
+            steps: Steps, reason: str | None = None) -> dict:
+    return {"label": label, "evidence_quote": quote, "confidence": confidence, "reason": reason,
+            "model": model, "p_supported": p_supported, "calls": steps.calls, "steps": steps.done}
+
+
+def unusable(reason: str, model: str, steps: Steps) -> dict:
+    """not_found with a reason: no usable answer (confidence 0, so a person reviews it)."""
+    return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps, reason)
+
+
+class JudgeMethod:
+    """One judge method. Subclasses set `name` and `model(settings)` and implement `steps`."""
+    name = ""
+
+    def model(self, settings) -> str:
+        return settings.typesafe_model
+
+    def steps(self, claim: str, passages: list[str], steps: Steps) -> dict:
+        """The verdict from the steps' answers (see module rules); called by `judge`."""
+        raise NotImplementedError
+
+    def judge(self, claim: str, passages: list[str], ctx: RunContext) -> dict:
+        """The verdict for `claim` against the shown `passages` (module rules)."""
+        steps = Steps(ctx)
+        model = self.model(ctx.settings)
+        try:
+            out = self.steps(claim, passages, steps)
+        except BudgetExceeded as exc:
+            return unusable(f"{BUDGET_REASON}: {self.name} {exc}", model, steps)
+        if steps.invalid:
+            return unusable(f"{INVALID_REASON}: {'; '.join(steps.invalid)}", model, steps)
+        return out

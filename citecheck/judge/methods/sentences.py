@@ -1,0 +1,94 @@
+"""Sentences of the shown passages, ranked for a claim, and how much of the claim a text covers.
+
+Rules (the lab's, issue 14, chosen on the tune split):
+- A passage's paragraphs (split at blank lines) are normalised (`matching.normalise`, the guard's
+  comparison) and cut after . ! ? (optionally closed by a quote or bracket) followed by whitespace and
+  an upper-case letter, digit, quote or bracket. Sentences under MIN_WORDS words are dropped. Each
+  sentence is therefore verbatim in its passage as the guard reads it.
+- Ranking: Okapi BM25 (k1 1.2, b 0.75, Lucene's non-negative idf log(1 + (N - n + .5)/(n + .5))) over the
+  sentences, lower-cased word tokens with STOP words removed; ties keep page order.
+- Coverage: the share of the claim's distinct content words (crudely stemmed: -ing, -ed, -es, -s off
+  words long enough) that occur in a text; 1 when the claim has no content word.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from ...matching import normalise
+from ...web.retrieval import tokens as words
+
+MIN_WORDS = 3
+STOP = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being
+it its this that these those which who whom whose what when where why how not no nor so than then there
+their they them he she his her him we our you your i me my do does did done has have had having can could
+may might must shall should will would also into over under about after before between during through up
+down out off again further once here all any both each few more most other some such only own same too
+very s t just don now""".split())
+_BLANK = re.compile(r"\n[ \t\r\f\v]*\n")
+_END = re.compile(r"[.!?][\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    text = normalise(paragraph)
+    out, start = [], 0
+    for m in _END.finditer(text):
+        out.append(text[start:m.end()].strip())
+        start = m.end()
+    out.append(text[start:].strip())
+    return [s for s in out if s]
+
+
+def sentences(passages: list[str]) -> list[str]:
+    """Every sentence of at least MIN_WORDS words, in shown order."""
+    return [s for passage in passages for block in _BLANK.split(passage.replace("\r\n", "\n"))
+            for s in split_sentences(block) if len(s.split()) >= MIN_WORDS]
+
+
+def content_words(text: str) -> list[str]:
+    return [t for t in words(text) if t not in STOP]
+
+
+def bm25_scores(query: str, docs: list[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
+    tokens = [content_words(d) for d in docs]
+    n = len(tokens)
+    if not n:
+        return []
+    mean_length = sum(map(len, tokens)) / n or 1.0
+    df: dict[str, int] = {}
+    for doc in tokens:
+        for t in set(doc):
+            df[t] = df.get(t, 0) + 1
+    scores = []
+    for doc in tokens:
+        tf: dict[str, int] = {}
+        for t in doc:
+            tf[t] = tf.get(t, 0) + 1
+        score = 0.0
+        for t in set(content_words(query)):
+            if t in tf:
+                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                score += idf * tf[t] * (k1 + 1) / (tf[t] + k1 * (1 - b + b * len(doc) / mean_length))
+        scores.append(score)
+    return scores
+
+
+def ranked(query: str, texts: list[str]) -> list[int]:
+    """Indices of `texts` by BM25 score for `query`, best first; ties keep order."""
+    scores = bm25_scores(query, texts)
+    return sorted(range(len(texts)), key=lambda i: (-round(scores[i], 9), i))
+
+
+def stem(token: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(token) > len(suffix) + 3 and token.endswith(suffix):
+            return token[: -len(suffix)]
+    return token
+
+
+def coverage(claim: str, text: str) -> float:
+    """Share of the claim's distinct content words (stemmed) that occur in `text` (module rules)."""
+    wanted = {stem(t) for t in content_words(claim)}
+    if not wanted:
+        return 1.0
+    return len(wanted & {stem(t) for t in words(text)}) / len(wanted)

@@ -1,0 +1,196 @@
+"""Find each citation's quote in the source.
+
+Rules:
+- Comparison is on normalised text: typographic quotes folded to ASCII, dashes to '-', every run of
+  whitespace (line wraps included) to one space.
+- `found`: the normalised quote is a verbatim substring of a section (the cited one is tried first).
+  Exact match is the only way to be found.
+- A quote carries content only with at least MIN_QUOTE_CHARS letters or digits (`has_content`):
+  ".", "—" or "a" prove nothing and count as no quote, here and in the guard.
+- `section-only`: the citation names a section and gives no quote.
+- `misquoted`: not verbatim anywhere, but the closest span of some section scores at least
+  NEAR_MISS (rapidfuzz partial_ratio, 0-100); it is reported with that span and a word-level diff.
+- `missing`: anything else. No model is asked about a missing quote.
+- Bounded work: a quote of up to EXACT_CHARS is scored with partial_ratio; a longer one is located with
+  one LCS alignment per section (rapidfuzz Indel.opcodes, bit-parallel) and scored as the ratio of the
+  quote to the best whole-word span there. Only the best section's span is refined, over at most
+  MAX_EDGES candidate starts and ends. A quote over NEAR_MISS_MAX_CHARS (a setting) that is not
+  verbatim is `missing` without a near-miss search (score None); one longer than every section is not
+  even normalised.
+
+Imports: `source` (the sections a quote is looked for in) and the foundation.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Indel
+
+from ..source.sources import Document
+
+NEAR_MISS = 90.0
+"""partial_ratio score (0-100) from which a non-verbatim quote counts as a misquote, not an invention."""
+EXACT_CHARS = 256
+"""Quotes up to this length get rapidfuzz's exact partial_ratio (cheap there); longer ones the LCS
+alignment."""
+MAX_EDGES = 16
+"""Candidate word starts (and ends) tried around the aligned span when refining it."""
+NEAR_MISS_MAX_CHARS = 5000
+"""Default of the NEAR_MISS_MAX_CHARS setting: longer non-verbatim quotes get no near-miss search."""
+MIN_QUOTE_CHARS = 4
+"""Letters or digits (Unicode) a quote needs to be evidence: '100 °C' has 4, '.' and '—' none."""
+
+_FOLD = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
+                       "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'",
+                       "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00a0": " "})
+_SPACE = re.compile(r"\s+")
+_WRAPPED_HYPHEN = re.compile(r"(?<=\w)-\n\s*(?=\w)")
+
+
+def has_content(quote: str | None) -> bool:
+    """True when the quote holds at least MIN_QUOTE_CHARS letters or digits (punctuation is not evidence)."""
+    count = 0
+    for char in quote or "":
+        count += char.isalnum()
+        if count >= MIN_QUOTE_CHARS:
+            return True
+    return False
+
+
+def normalise(text: str) -> str:
+    """Fold typographic quotes and dashes, rejoin words wrapped at a hyphen ("case-\\nsensitive"
+    -> "case-sensitive"), collapse whitespace, strip."""
+    return _SPACE.sub(" ", _WRAPPED_HYPHEN.sub("-", text.translate(_FOLD))).strip()
+
+
+@dataclass(frozen=True)
+class Match:
+    status: str                 # found | misquoted | missing | section-only
+    section: str | None         # where the quote (or its closest span) was located
+    cited_section: str | None
+    score: float | None = None  # partial_ratio of the closest span, for misquoted/missing
+    closest: str | None = None  # closest source span (normalised) for a near miss
+    diff: str | None = None     # word-level diff quote -> source, for a near miss
+
+    @property
+    def elsewhere(self) -> bool:
+        """The quote was found, but in another section than the one cited."""
+        return self.status == "found" and self.section != self.cited_section
+
+
+def word_ops(quote: str, source: str) -> list[tuple[str, str]]:
+    """Word-level diff going from the quote to the source, as (op, words): op is equal, removed or added."""
+    a, b = quote.split(), source.split()
+    out: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(("equal", " ".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            out.append(("removed", " ".join(a[i1:i2])))
+        if j2 > j1:
+            out.append(("added", " ".join(b[j1:j2])))
+    return out
+
+
+def word_diff(quote: str, source: str) -> str:
+    """Word-level diff: [-removed-] {+added+} going from the quote to the source."""
+    marks = {"equal": "{}", "removed": "[-{}-]", "added": "{{+{}+}}"}
+    return " ".join(marks[op].format(words) for op, words in word_ops(quote, source))
+
+
+def _nearest(positions: list[int], around: int) -> list[int]:
+    """At most MAX_EDGES of the positions, the ones nearest `around` (in their order)."""
+    if len(positions) <= MAX_EDGES:
+        return positions
+    keep = set(sorted(positions, key=lambda i: (abs(i - around), i))[:MAX_EDGES])
+    return [i for i in positions if i in keep]
+
+
+def _word_starts(text: str, lo: int, hi: int) -> list[int]:
+    return [i for i in range(max(lo, 0), min(hi, len(text)) + 1) if i == 0 or text[i - 1] == " "]
+
+
+def _word_ends(text: str, lo: int, hi: int) -> list[int]:
+    return [i for i in range(max(lo, 0), min(hi, len(text)) + 1) if i == len(text) or text[i] == " "]
+
+
+def _densest(blocks: list[tuple[int, int]], width: int, length: int) -> tuple[int, int]:
+    """The window of `width` (within `length`) holding the most matched characters, one starting at each
+    matched block: a two-pointer pass over the blocks."""
+    best, start, matched, right = -1, 0, 0, 0
+    for j1, j2 in blocks:
+        while right < len(blocks) and blocks[right][1] <= j1 + width:
+            matched += blocks[right][1] - blocks[right][0]
+            right += 1
+        if matched > best:
+            best, start = matched, j1
+        matched -= j2 - j1
+    return start, min(length, start + width)
+
+
+def _aligned(quote: str, text: str) -> tuple[float, int, int]:
+    """(score, start, end) of the span of `text` closest to `quote` (module rules: exact or LCS-located).
+
+    As partial_ratio does, the shorter string is looked for in the longer one."""
+    if not text:
+        return 0.0, 0, 0
+    if len(quote) <= EXACT_CHARS:
+        result = fuzz.partial_ratio_alignment(quote, text)
+        return result.score, result.dest_start, result.dest_end
+    equal = [op for op in Indel.opcodes(quote, text).as_list() if op[0] == "equal"]
+    if len(quote) <= len(text):
+        start, end = _densest([(j1, j2) for *_, j1, j2 in equal], len(quote), len(text))
+        return fuzz.ratio(quote, text[start:end]), start, end
+    start, end = _densest([(i1, i2) for _, i1, i2, _, _ in equal], len(text), len(quote))
+    return fuzz.ratio(quote[start:end], text), 0, len(text)
+
+
+def _refined(quote: str, text: str, start: int, end: int) -> tuple[float, str]:
+    """The whole-word span around text[start:end] whose full ratio to the quote is highest (an inserted
+    or dropped word changes the span's length), and that ratio."""
+    slack = max(8, len(quote) // 5)
+    starts = _nearest(_word_starts(text, start - slack, start + slack), start)
+    ends = _nearest(_word_ends(text, end - slack, end + slack), end)
+    pairs = [(a, b) for a in starts for b in ends if b > a]
+    if not pairs:
+        return fuzz.ratio(quote, text[start:end]), text[start:end]
+    # ties: the earliest, then the shortest span
+    ratio, a, b = max((fuzz.ratio(quote, text[a:b]), -a, -b) for a, b in pairs)
+    return ratio, text[-a:-b].strip()
+
+
+def locate(quote: str | None, document: Document, cited_section: str | None = None, *,
+           max_chars: int = NEAR_MISS_MAX_CHARS) -> Match:
+    """Status of one quote against the document (see module rules); `max_chars` is NEAR_MISS_MAX_CHARS."""
+    cited = str(cited_section) if cited_section is not None else None
+    if not has_content(quote):
+        return Match("section-only" if cited else "missing", cited, cited)
+    order = ([cited] if cited in document.sections else []) + [k for k in document.sections if k != cited]
+    normalised = {key: normalise(document.sections[key].text) for key in order}
+    # a lower bound of the normalised length: a quote longer than every section and than the cap can be
+    # neither verbatim anywhere nor searched, so it is not even normalised
+    visible = len("".join(quote.split())) if len(quote) > max_chars else 0
+    if visible > max(max_chars, *map(len, normalised.values()), 0):
+        return Match("missing", None, cited)
+    needle = normalise(quote)
+    for key in order:
+        if needle in normalised[key]:
+            return Match("found", key, cited)
+    if len(needle) > max_chars or not order:
+        return Match("missing", None, cited)
+    best_key, best_score, best_start, best_end = None, -1.0, 0, 0
+    for key in order:
+        score, start, end = _aligned(needle, normalised[key])
+        if score > best_score:
+            best_key, best_score, best_start, best_end = key, score, start, end
+    refined, best_span = _refined(needle, normalised[best_key], best_start, best_end)
+    if len(needle) > EXACT_CHARS:
+        best_score = max(best_score, refined)
+    score = round(best_score, 1)
+    if best_score >= NEAR_MISS:
+        return Match("misquoted", best_key, cited, score, best_span, word_diff(needle, best_span))
+    return Match("missing", None, cited, score)

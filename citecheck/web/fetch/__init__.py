@@ -1,0 +1,98 @@
+"""fetch: load a cited page and say whether the page itself settles the citation.
+
+Rules:
+- Backend: Crawlbase (`fetch.crawlbase`, the crawlbase SDK) when CRAWLBASE_TOKEN is set, else a
+  direct httpx fetch (`fetch.direct`). Both return the same FetchResult, cached whole under
+  `fetch.crawlbase` / `fetch.direct` with the URL and options as the request: never a token, never a
+  storage URL (it embeds the token).
+- A URL that is not http(s) with a host, or that is not text (a lone surrogate) -> unreachable /
+  invalid_url, not fetched. A `.pdf` URL is downloaded directly whatever the backend and read by
+  `fetch.pdf` (cached under `fetch.pdf`): the Crawling API does not return a PDF's text.
+- The page rules (refusals, 4xx, homepage redirects, soft 404s, thin and empty pages) are `fetch.pages`.
+- Each fetch ends within FETCH_DEADLINE seconds (`fetch.deadline`).
+- A transient result (crawl_failed, rate_limited, bot_challenge, dns_failure, blocked_address, …: see
+  citecheck.vocabulary) is returned but NOT cached: a passing outage must not become a permanent
+  verdict, so a live run tries again (offline, it is a cache miss).
+- Any other exception a backend raises is a labelled row (unreachable / fetch_error, logged with its
+  type), never a traceback; only the operator's problems propagate: a missing or rejected setting
+  (MissingSetting, CrawlbaseRejected) and the cache's own errors.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable
+from urllib.parse import urlsplit
+
+from ... import config
+from ...context import RunContext
+from ...vocabulary import FETCH_ERROR, INVALID_URL, is_transient
+from . import crawlbase, direct, pdf
+from .crawlbase import CrawlbaseRejected
+from .pages import FetchResult, Uncached, failed, is_soft_404, non_space, settle
+
+__all__ = ["FetchResult", "CrawlbaseRejected", "backend", "fetch", "is_soft_404", "non_space", "settle"]
+
+log = logging.getLogger("citecheck.web.fetch")
+
+
+def backend(ctx: RunContext) -> str:
+    """'crawlbase' when CRAWLBASE_TOKEN is set, else 'direct'."""
+    return crawlbase.NAME if ctx.settings.secrets.has("CRAWLBASE_TOKEN") else direct.NAME
+
+
+def _valid(url: str) -> bool:
+    try:
+        url.encode("utf-8")                   # a lone surrogate is not text
+        parts = urlsplit(url)
+        parts.port                            # raises ValueError on a non-numeric port
+        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except (ValueError, UnicodeError):        # e.g. an unclosed [IPv6 or a non-numeric port
+        return False
+
+
+def _labelled(url: str, name: str, answered_by: Callable[[], str], compute: Callable[[], FetchResult]):
+    """The cache's compute(): a transient result is raised (Uncached: returned, not recorded), and any
+    unexpected exception becomes unreachable / fetch_error (module rules)."""
+    def run():
+        try:
+            result = compute()
+        except (Uncached, config.MissingSetting, CrawlbaseRejected):
+            raise
+        except Exception as exc:          # noqa: BLE001 - the outside world must not become a traceback
+            log.warning("%s", config.redact(f"{url}: fetch failed: {type(exc).__name__}: {exc}"))
+            raise Uncached(failed(url, None, None, name, FETCH_ERROR, detail=type(exc).__name__)) from None
+        if is_transient(result.reason):
+            raise Uncached(result)
+        return result.to_dict(), None, answered_by()
+    return run
+
+
+def fetch(url: str, ctx: RunContext, *, sleep: Callable[[float], None] = time.sleep) -> FetchResult:
+    """Crawlbase when CRAWLBASE_TOKEN is set, else direct (a PDF: always direct); cached in ctx.cache.
+
+    `sleep` waits between retries (tests pass a no-op).
+    """
+    if not isinstance(url, str) or not url.strip():
+        raise ValueError("url must be a non-empty string")
+    url = url.strip()
+    chosen, settings = backend(ctx), ctx.settings
+    if not _valid(url):
+        return failed(url, None, None, chosen, INVALID_URL)
+    if pdf.is_pdf_url(url):
+        function, name, answered_by = pdf.FUNCTION, direct.NAME, pdf.answered_by
+        request = pdf.cache_request(url, settings)
+    elif chosen == crawlbase.NAME:
+        function, name, answered_by = f"fetch.{chosen}", chosen, lambda: crawlbase.ANSWERED_BY
+        request = crawlbase.cache_request(url, settings)
+    else:
+        function, name, answered_by = f"fetch.{chosen}", chosen, direct.answered_by
+        request = direct.cache_request(url)
+    run = crawlbase.fetch_crawlbase if name == crawlbase.NAME else direct.fetch_direct
+    try:
+        answer = ctx.cache.call(
+            function, name, request, _labelled(url, name, answered_by, lambda: run(url, settings, sleep)),
+            how_to_run_live="let it reach the page (set CRAWLBASE_TOKEN to crawl through Crawlbase)")
+    except Uncached as exc:
+        return exc.result
+    return FetchResult.from_dict(answer)

@@ -1,0 +1,87 @@
+"""Pick the passages worth showing the judge: BM25 (the default) or all-MiniLM-L6-v2 cosine, top 3.
+
+Rules:
+- The MiniLM encoder is `citecheck.web.vectors.model` (loaded on first use, never at import).
+- Score = the passage's BM25 (Okapi, rank-bm25) score for the claim (RETRIEVAL=bm25, the default), or
+  cosine similarity between the claim and each passage (RETRIEVAL=minilm). BM25 is the rule chosen on
+  WiCE's tune split: it put a whole gold evidence set in the top 3 more often (0.862) than MiniLM (0.824)
+  or their reciprocal-rank fusion (0.849, k = 60); `how` is always passed (the setting, read once).
+- Top `k` (3) by score; ties (scores equal to 6 decimals) keep page order (stable sort).
+- At most MAX_PASSAGES passages of a page are encoded (`shortlist`): on a longer page, the ones
+  sharing the most distinct words with the claim (lower-cased runs of word characters; ties keep page
+  order), kept in page order. Chosen on WiCE's tune split over page order and BM25
+  (benchmarks/bench_passage_cap.py): it loses no evidence recall@3 on WiCE's pages and keeps more
+  than encoding every passage when the article is buried in a long page; page order loses most.
+- Each text is encoded once (`citecheck.web.vectors`: new texts in one batch, known ones remembered in
+  memory and under .models/), so a page cited by several claims, or read again by a replay, is not
+  encoded again; the scores of the last 512 distinct (query, passages) calls are remembered too.
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+from .. import config
+from .vectors import encode
+
+TOP_K = 3
+_TIE_DECIMALS = 6
+def similarities(query: str, passages: list[str]) -> list[float]:
+    """Cosine similarity between `query` and each passage, in page order."""
+    if not passages:
+        return []
+    return list(_similarities(query, tuple(passages)))
+
+
+@functools.lru_cache(maxsize=512)
+def _similarities(query: str, passages: tuple[str, ...]) -> tuple[float, ...]:
+    vectors = encode([query, *passages])
+    return tuple(float(x) for x in (vectors[1:] @ vectors[0]).tolist())
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased runs of word characters (BM25's tokens; `shortlist` counts the distinct ones)."""
+    return re.findall(r"\w+", text.lower())
+
+
+def words(text: str) -> set[str]:
+    """The distinct tokens of `text`."""
+    return set(tokens(text))
+
+
+def shortlist(query: str, passages: list[str], cap: int) -> list[int]:
+    """Page indices of the passages worth encoding, in page order: every one when there are at most
+    `cap`, else the `cap` sharing the most distinct words with `query` (module rules)."""
+    if cap < 1:
+        raise ValueError(f"cap must be >= 1, got {cap!r}")
+    if len(passages) <= cap:
+        return list(range(len(passages)))
+    asked = words(query)
+    by_overlap = sorted(range(len(passages)), key=lambda i: -len(asked & words(passages[i])))
+    return sorted(by_overlap[:cap])
+
+
+def bm25_scores(query: str, passages: list[str]) -> list[float]:
+    """rank-bm25's Okapi score of each passage for `query` (its idf is zero for a word in exactly half the
+    passages and floored at a small epsilon below that, so on short pages common words barely count)."""
+    from rank_bm25 import BM25Okapi
+    if not passages:
+        return []
+    return [float(s) for s in BM25Okapi([tokens(p) or [""] for p in passages]).get_scores(tokens(query))]
+
+
+def rank(query: str, passages: list[str], k: int = TOP_K, *, how: str) -> list[tuple[int, float]]:
+    """(page index, score) of the `k` best passages, best first, by MiniLM cosine or BM25 (RETRIEVAL);
+    ties keep page order."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k!r}")
+    if how not in config.RETRIEVALS:
+        raise ValueError(f"how must be one of {', '.join(config.RETRIEVALS)}, got {how!r}")
+    scores = similarities(query, passages) if how == "minilm" else bm25_scores(query, passages)
+    order = sorted(range(len(scores)), key=lambda i: -round(scores[i], _TIE_DECIMALS))
+    return [(i, scores[i]) for i in order[:k]]
+
+
+def top_passages(query: str, passages: list[str], k: int = TOP_K, *, how: str) -> list[str]:
+    """The `k` best passages for `query`, best first (what the judge is shown)."""
+    return [passages[i] for i, _ in rank(query, passages, k, how=how)]
