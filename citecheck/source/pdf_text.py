@@ -1,4 +1,4 @@
-"""Read a PDF into a `citecheck.source.sources.Document`: one section per page, its text repaired for quoting.
+"""Read a PDF into a `citecheck.source.document.Document`: one section per page, its text repaired for quoting.
 
 Library: pypdf 7.1.0. It is pure Python (nothing compiled, nothing fetched at run time), maintained (7.x in
 2026), says plainly whether a file is encrypted, has a layout mode that keeps each line's horizontal

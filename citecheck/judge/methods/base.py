@@ -21,9 +21,6 @@ from ...vocabulary import JUDGE_CALL_BUDGET, JUDGE_OUTPUT_INVALID, NOT_FOUND
 from .. import judges
 from ..judge_contract import OffContract
 
-BUDGET_REASON = JUDGE_CALL_BUDGET
-INVALID_REASON = JUDGE_OUTPUT_INVALID
-
 
 class BudgetExceeded(Exception):
     """A method needs more model calls than JUDGE_CALL_BUDGET allows (the message names both)."""
@@ -96,7 +93,7 @@ class JudgeMethod:
         try:
             out = self.steps(claim, passages, steps)
         except BudgetExceeded as exc:
-            return unusable(f"{BUDGET_REASON}: {self.name} {exc}", model, steps)
+            return unusable(f"{JUDGE_CALL_BUDGET}: {self.name} {exc}", model, steps)
         if steps.invalid:
-            return unusable(f"{INVALID_REASON}: {'; '.join(steps.invalid)}", model, steps)
+            return unusable(f"{JUDGE_OUTPUT_INVALID}: {'; '.join(steps.invalid)}", model, steps)
         return out

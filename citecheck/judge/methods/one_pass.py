@@ -11,9 +11,9 @@ Rules:
 from __future__ import annotations
 
 from ...cache import request_key
-from ...vocabulary import JUDGE_LABELS, NOT_FOUND, RELATIONS
+from ...vocabulary import JUDGE_LABELS, JUDGE_OUTPUT_INVALID, NOT_FOUND, RELATIONS
 from .. import judges
-from .base import INVALID_REASON, JudgeMethod, Steps, unusable, verdict
+from .base import JudgeMethod, Steps, unusable, verdict
 
 LABEL_OF = dict(zip(RELATIONS, JUDGE_LABELS))
 """Choice relation -> JSON label (supports -> supported, contradicts -> contradicted, says_nothing ->
@@ -30,7 +30,7 @@ class ChoiceMethod(JudgeMethod):
         try:
             answer = judges.choice_judge(claim, "\n\n".join(passages), steps.ctx)
         except judges.JudgeOutputInvalid as exc:
-            return unusable(f"{INVALID_REASON}: {exc}", model, steps)
+            return unusable(f"{JUDGE_OUTPUT_INVALID}: {exc}", model, steps)
         source = "\n\n".join(passages)
         key = request_key("typesafe.system_one", model, judges.choice_request(claim, source))
         steps.done.append({"step": 1, "asked": judges.CHOICE_INSTRUCTIONS, "answer": answer, "key": key})
