@@ -14,6 +14,7 @@ Rules:
   seconds for another process's lock -> CacheLocked; a file without write permission, or a
   directory where SQLite cannot write its journal -> CacheReadOnly.
 - The connection is per process: a forked child opens its own instead of sharing its parent's.
+- Processes may open a new store at once: creating it waits for the others (up to busy_timeout).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -89,12 +91,28 @@ class Store:
                                      f"(tables: {', '.join(sorted(tables))}); set CITECHECK_CACHE_STORE")
             if self.read_only:
                 return
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            if version < SCHEMA_VERSION:
-                with conn:
-                    conn.execute(_SCHEMA)
-                    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._until_free(conn, self._create)
+
+    @staticmethod
+    def _create(conn: sqlite3.Connection) -> None:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+            with conn:
+                conn.execute(_SCHEMA)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _until_free(self, conn: sqlite3.Connection, step) -> None:
+        """`step(conn)`, tried again while another process holds the lock, for up to busy_timeout seconds:
+        SQLite answers a second process switching a new file to WAL "locked" at once, without waiting."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                return step(conn)
+            except sqlite3.OperationalError as exc:
+                if not ("locked" in str(exc) or "busy" in str(exc)) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
 
     def _errors(self, doing: str):
         return _Translate(self.path, doing, self.busy_timeout)
