@@ -27,8 +27,6 @@ import sqlite3
 import threading
 from pathlib import Path
 
-import numpy as np
-
 from .. import config
 from ..paths import ROOT
 
@@ -107,6 +105,7 @@ def _from_disk(keys: list[str]) -> dict:
         rows = conn.execute(f"SELECT key, vector FROM vectors WHERE key IN ({marks})", keys).fetchall()
     except sqlite3.Error as exc:
         return _give_up(exc) or {}
+    import numpy as np
     import torch
     return {key: torch.from_numpy(np.frombuffer(blob, dtype=np.float32).copy()) for key, blob in rows
             if len(blob) == 4 * DIMENSIONS}
@@ -116,6 +115,7 @@ def _to_disk(found: dict) -> None:
     conn = _connection()
     if conn is None or not found:
         return
+    import numpy as np
     try:
         with conn:
             conn.executemany("INSERT OR REPLACE INTO vectors (key, vector) VALUES (?, ?)",
