@@ -116,12 +116,13 @@ def test_every_step_is_cached_with_its_model_and_replays_offline(qa_ctx):
 def test_contradicted_needs_the_judges_different_and_the_rule_relabels_recorded_signals(qa_ctx):
     assert qa.label_of({"same": 0.5, "different": 0.5}) == "supported"           # the midpoint supports
     assert qa.label_of({"same": 0.3, "different": 0.7}) == "contradicted"
-    assert qa.label_of({"same": 0.3, "different": 0.3}) == "not_found"           # no different, no contradiction
+    assert qa.label_of({"same": 0.3, "different": 0.3}) == "not_found"       # no different, no contradiction
     assert qa.confidence_of({"same": 0.3, "different": 0.7}, "contradicted") == 0.7
     assert qa.confidence_of({"same": 0.3, "different": 0.3}, "not_found") == 0.7
     with jev_standin(script=same(0.49)) as jev:                      # the contract: the two sum to 1
         verdict = methods.judge(CLAIM, [PAGE], qa_ctx(jev, answer="95 °C")[0])
     assert (verdict["label"], verdict["confidence"], verdict["signals"]) == (
         "contradicted", 0.51, {"same": 0.49, "different": 0.51})
-    record = {"method": "qa", "reason": None, "answer": "?", "confidence": None, "signals": verdict["signals"]}
+    record = {"method": "qa", "reason": None, "answer": "?", "confidence": None,
+              "signals": verdict["signals"]}
     assert mc.relabel(record) == {**record, "answer": "contradicted", "confidence": 0.51}

@@ -69,12 +69,13 @@ WRAPPED = ("Readings fell by about 1 °C for every 300 m of altitude. Kitchens n
 
 def test_a_wrapped_pdf_paragraph_gives_whole_sentences():
     from citecheck.judge.methods import sentences
-    assert join_wraps("boiled at about\n95 °C, and case-\nsensitive") == "boiled at about 95 °C, and case-\nsensitive"
+    assert join_wraps("boiled at about\n95 °C, and case-\nsensitive") == (
+        "boiled at about 95 °C, and case-\nsensitive")                  # a hyphen wrap: matching.normalise's
     assert sentences.sentences(split_passages(WRAPPED)) == [
         "Readings fell by about 1 °C for every 300 m of altitude.",
         "Kitchens near sea level read between 99.6 °C and 100.2 °C.",
-        "At 1,500 metres above sea level the water boiled at about 95 °C, and at 3,000 metres above sea level "
-        "it came to a full boil at roughly 90 °C."]
+        "At 1,500 metres above sea level the water boiled at about 95 °C, and at 3,000 metres above sea "
+        "level it came to a full boil at roughly 90 °C."]
 
 
 def test_a_long_paragraph_is_cut_after_its_last_sentence_end_within_the_limit():
@@ -82,5 +83,5 @@ def test_a_long_paragraph_is_cut_after_its_last_sentence_end_within_the_limit():
     assert [len(p.split()) for p in pieces] == [23, 30]
     assert pieces[0].endswith("100.2 °C.") and pieces[1].startswith("At 1,500 metres")
     assert "\n" in pieces[0]                                            # each piece keeps its line wraps
-    assert split_passages("One two. Three four five six seven.", max_words=4) == ["One two.", "Three four five six",
-                                                                                 "seven."]   # too long: at the limit
+    too_long = split_passages("One two. Three four five six seven.", max_words=4)
+    assert too_long == ["One two.", "Three four five six", "seven."]      # no sentence end inside: the limit

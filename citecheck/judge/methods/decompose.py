@@ -113,4 +113,5 @@ class DecomposeMethod(JudgeMethod):
                "coverage": coverage, "signals": summaries}
         quote = checked[which]["quote"] if label != NOT_FOUND else None
         p = min(f["p_supported"] for f in checked)
-        return {**verdict(label, quote, pooled.confidence_of(summaries[which], label), p, model, steps), **out}
+        confidence = pooled.confidence_of(summaries[which], label)
+        return {**verdict(label, quote, confidence, p, model, steps), **out}

@@ -74,7 +74,7 @@ def says_no(probabilities: dict) -> bool:
 
 @dataclass(frozen=True)
 class Pooled:
-    """What the rule reads of a method's answers (module rules); `best` and `against` index the asked units."""
+    """What the rule reads of the answers (module rules); `best` and `against` index the asked units."""
     p_supported: float
     yes: float
     no_there: float

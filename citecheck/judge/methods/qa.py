@@ -9,9 +9,9 @@ Rules (the issue-14 lab's prompts; no number fitted):
 - Step 3: one Choice question over {question, answer_1: the claim's, answer_2: the source's}: same / different.
   p_supported = P(same). `label_of`: supported iff P(same) >= SAME_AT (0.5: the two-option midpoint, not
   fitted); contradicted ("stated, and different") only on the judge's different: P(different) >= SAME_AT;
-  else not_found (unreachable while the Choice contract makes the two sum to 1; it keeps the rule total). `confidence_of`: supported -> P(same),
-  contradicted -> P(different), not_found -> 1 - max of the two. The recorded `signals` are
-  {same, different}, so evaluation re-labels with this same rule.
+  else not_found (unreachable while the Choice contract makes the two sum to 1; it keeps the rule total).
+  `confidence_of`: supported -> P(same), contradicted -> P(different), not_found -> 1 - max of the two.
+  The recorded `signals` are {same, different}, so evaluation re-labels with this same rule.
 - The evidence quote is the asked sentence holding the source's answer (verbatim by construction); when the
   answer is in none of them it is the answer itself, and the guard decides whether that is on the page.
 """
