@@ -11,12 +11,12 @@ guard and gate verify, batch and /verify ship), recording into CITECHECK_CACHE (
 environment: point TYPESAFE_ENDPOINT / OPENAI_BASE_URL at the judge). `--replay` methods only replay
 (offline: a row that misses is counted, not asked). Anything chosen (the pooled method's SUPPORT_AT, the
 AUTO_ACCEPT threshold) is chosen on tune; the report split's numbers are printed with 95 % bootstrap
-intervals (`method_comparison.intervals`). Replaying the recorded answers under the current rules:
-    CITECHECK_OFFLINE=1 CITECHECK_CACHE_STORE=off .venv/bin/python scripts/eval_judge.py --methods pooled \
-        --replay pooled Records go to
-build/eval_judge/methods.jsonl. `--import-answers` copies into the cache an answer another recorder made
-for exactly a request this run sends (same key: function, model, request), entry unchanged (its model
-and date stamp).
+intervals (`method_comparison.intervals`). Records go to build/eval_judge/methods.jsonl. The recorded
+answers under the current rules, offline:
+    CITECHECK_OFFLINE=1 CITECHECK_CACHE_STORE=off .venv/bin/python scripts/eval_judge.py --methods pooled
+                                                  --replay pooled
+`--import-answers` copies into the cache an answer another recorder made for exactly a request this run
+sends (same key: function, model, request), entry unchanged (its model and date stamp).
 
 Data and rules:
 - RFC: data/rfc_pairs.jsonl (36 hand-labelled RFC 7519 claim/section pairs, 12 per class);
