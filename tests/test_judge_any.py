@@ -286,3 +286,22 @@ def test_verify_on_the_command_line_with_only_an_openai_base_url(capable, fixtur
     asked = [r.json() for r in capable.requests]
     assert asked and all(kind_of(body) == "choice" for body in asked)           # pooled, the default
     assert "TYPESAFE_API_KEY" not in done.stderr
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_batch_and_the_api_give_verdicts_with_only_one_json_provider(provider, capable, fixture_site, tmp_path):
+    from test_api import post
+
+    from citecheck.batch import run_batch
+    from citecheck.serve.api import create_app
+    url = fixture_site.url("/articles/boiling-point")
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text(json.dumps({"id": "c1", "claim": CLAIM, "urls": [url]}) + "\n", encoding="utf-8")
+    ctx = context(tmp_path, {**only(provider, capable.url), "CITECHECK_ALLOW_PRIVATE": "1"}, "pooled")
+    result = run_batch(claims, ctx, db=tmp_path / "batch.db")
+    assert [(row["label"], row["reason"]) for row in result.rows] == [("supported", None)]
+    asked = len(capable.requests)
+    api_ctx = RunContext.build(ctx.settings.replace(cache_path=tmp_path / "api.json"))     # asks again
+    response = post(create_app(api_ctx), {"claim": CLAIM, "urls": [url]})
+    assert response.status_code == 200 and response.json()["overall"] == "supported"
+    assert len(capable.requests) == 2 * asked and {kind_of(r.json()) for r in capable.requests} == {"choice"}
