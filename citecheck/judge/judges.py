@@ -16,6 +16,9 @@ Rules:
 - Every answer is checked against its contract (`judge_contract`) before it is cached: an off-contract
   answer is never recorded; an off-contract entry already in the cache (an older version recorded
   it) raises CacheCorrupted naming the file and the key.
+- Choice questions go where `Settings.choice_via` says: here (typesafe-sdk), or to the JSON provider as
+  JSON (`choice_json`, which the methods route to). With no judge configured, the missing key's message
+  names every judge variable (NO_JUDGE_HINT).
 - The judge interprets; it does not decide. The guard and review stages decide what stands.
 - A judge that cannot be reached raises JudgeUnavailable naming the endpoint and the variable to set;
   a Choice answer off its contract raises JudgeOutputInvalid (a JudgeUnavailable: no usable answer).
