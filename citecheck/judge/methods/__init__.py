@@ -18,6 +18,7 @@ Rules:
 from __future__ import annotations
 
 import sys
+import threading
 
 from ... import config
 from ...context import RunContext
@@ -40,6 +41,7 @@ RELATION_OF = dict(zip(JUDGE_LABELS, RELATIONS))
 FALLBACK = {"json": "choice", "decompose": "pooled", "qa": "pooled"}
 """Methods that generate JSON -> what answers instead when only a Choice endpoint is configured."""
 _said: set[str] = set()
+_saying = threading.Lock()              # batch threads choose at once: still one line
 
 
 def fallback_line(name: str, instead: str) -> str:
@@ -56,8 +58,10 @@ def chosen(ctx: RunContext, one_pass: str) -> JudgeMethod:
     name = one_pass if name == ONE_PASS else name
     if name in FALLBACK and ctx.settings.only_choice:
         name, asked = FALLBACK[name], name
-        if asked not in _said:
+        with _saying:
+            first = asked not in _said
             _said.add(asked)
+        if first:
             print(fallback_line(asked, name), file=sys.stderr, flush=True)
     return METHODS[name]
 
