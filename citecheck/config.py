@@ -82,8 +82,6 @@ OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
 """Where the ollama judge is asked when OLLAMA_HOST is unset (JUDGE_PROVIDER=ollama named it)."""
 JSON_PROVIDERS = ("openai", "anthropic", "ollama")
 """JUDGE_PROVIDER's values; unset, it is the first of these configured (`json_providers`), else openai."""
-CHOICE_ROUTES = ("typesafe", *JSON_PROVIDERS)
-"""Where Choice questions go (`Settings.choice_via`): the typesafe-sdk endpoint or a JSON provider."""
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}
 """openai's default is the local judge's model (served on an OpenAI-compatible endpoint), so offline
 replays hit the published cache; with OPENAI_API_KEY and OpenAI's own base URL it is HOSTED_OPENAI_MODEL
