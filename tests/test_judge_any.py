@@ -305,3 +305,18 @@ def test_batch_and_the_api_give_verdicts_with_only_one_json_provider(provider, c
     response = post(create_app(api_ctx), {"claim": CLAIM, "urls": [url]})
     assert response.status_code == 200 and response.json()["overall"] == "supported"
     assert len(capable.requests) == 2 * asked and {kind_of(r.json()) for r in capable.requests} == {"choice"}
+
+
+def test_the_local_judge_s_openai_endpoint_answers_choice_questions_as_json(document, tmp_path):
+    """The local judge alone behind OPENAI_BASE_URL: it accepts the logprobs flag, returns none, so the
+    answer's confidence gives the probabilities."""
+    from test_judge_server import FakeModel, running
+    fake = FakeModel(content=choice_reply("supports", 0.8))
+    citation = {"id": "A1", "claim": CLAIM, "quote": SUPPORTING, "section": "Boiling"}
+    with running(fake) as server:
+        ctx = context(tmp_path, {"OPENAI_BASE_URL": server.url + "/v1"}, "choice")
+        (row,) = check.check_citations(document, [citation], ctx)
+        answer = methods.relation_judge(CLAIM, PAGE, ctx)
+    assert (row["relation"], row["verdict"]) == ("supports", "verified")
+    assert answer["readout"] == "confidence" and answer["probabilities"]["supports"] == pytest.approx(0.8)
+    assert fake.chat_calls[0]["schema"] == choice_json.schema(judges.CHOICE_CRITERIA) and fake.choice_calls == []
