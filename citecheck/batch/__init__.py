@@ -107,7 +107,8 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
         _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
         with _progress(len(todo), progress) as bar:
             for (c, url), result in _runner(todo, ctx, verify, concurrency, threshold, cluster):
-                rows[(c.id, url)] = audit.write_citation(conn, batch, c.id, c.claim, result, model)
+                row = audit.write_citation(conn, batch, c.id, c.claim, result, model)
+                rows[(c.id, url)] = {**row, "auto_note": result.get("auto_note")}
                 bar.update()
     finally:
         conn.close()
