@@ -105,7 +105,7 @@ class Gate:
     """The AUTO_ACCEPT of a run: the settings and the calibration table, read once (`of`) and passed down."""
     settings: Settings
     table: dict[str, dict] = field(default_factory=dict)
-    told: set = field(default_factory=set, compare=False, repr=False)
+    told: dict = field(default_factory=dict, compare=False, repr=False)     # note -> the call that said it
 
     @classmethod
     def of(cls, settings: Settings) -> "Gate":
@@ -140,11 +140,10 @@ class Gate:
 
     def tell(self, rows: Iterable[dict], flow: str) -> None:
         """One stderr line per note this gate has not told yet (once per run, not once per row)."""
-        notes = [row.get("auto_note") for row in rows]
-        for note in dict.fromkeys(n for n in notes if n and n not in self.told):
-            self.told.add(note)
-            count = notes.count(note)
-            print(f"citecheck {flow}: {count} verdict(s) to a person, {note}", file=sys.stderr)
+        notes, token = [row.get("auto_note") for row in rows], object()
+        for note in dict.fromkeys(n for n in notes if n):
+            if self.told.setdefault(note, token) is token:          # atomic: /verify's threads say it once
+                print(f"citecheck {flow}: {notes.count(note)} verdict(s) to a person, {note}", file=sys.stderr)
 
 
 def gate_of(threshold: "float | Gate | None", settings: Settings | None = None) -> Gate:
