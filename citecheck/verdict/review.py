@@ -16,8 +16,9 @@ Rules (the gate, `gate`, is the only place auto vs review is decided, for every 
   reviews. A guarded verdict has confidence 0, so it goes to a person at any threshold above 0.
 - A contradiction has no rule of its own in the gate: it is gated by confidence like any verdict (the
   threshold `calibrate` measures is then the one in force); it leads the queue instead.
-- The table is read once per run (`Gate.of`, at the entry point; a flow given no gate reads it then);
-  a missing file is an empty table, a malformed one a ValueError naming the path.
+- The table is read once per run (`Gate.of`, at the entry point, passed down as the flows' `threshold`;
+  `read_table` keeps what it read by path, mtime and size, so a library caller passing none reads it once
+  too); a missing file is an empty table, a malformed one a ValueError naming the path.
 - The queue (`queue`): what the gate sends to a person, contradicted first, then lowest confidence first,
   then the citations no model was asked about; ties in (batch, id, url) order.
 - The source-document verdict: a quote that is not in the source is `fabricated` (no model asked,
