@@ -37,8 +37,8 @@ def labelled_db(path, tune=TUNE, report=REPORT, extras=True, model=""):
     conn = audit.connect(path)
     for item_id, (confidence, agreed) in [*zip(TUNE_IDS, tune), *zip(REPORT_IDS, report)]:
         row = audit.write_citation(conn, "hand", item_id, "claim", {
-            "url": key(item_id)["url"], "label": "supported", "confidence": confidence, "auto": confidence >= 0.8},
-            model)
+            "url": key(item_id)["url"], "label": "supported", "confidence": confidence,
+            "auto": confidence >= 0.8}, model)
         reviews.record(conn, reviews.Decision(
             "hand", item_id, row["url"], row["decided_at"], None, "confirm" if agreed else "correct",
             None if agreed else "not_found", "", "Ann"), audit.utc_now())
@@ -150,10 +150,11 @@ def test_write_records_the_model_and_the_flows_then_gate_it_by_that(tmp_path):
     assert entry["interval"] == pytest.approx([0.565, 0.980], abs=0.001) and len(entry["date"]) == 10
     assert set(entry) == set(review.ENTRY_KEYS)
     gate = review.Gate.of(Settings(auto_accept_table=table))                     # the next run's gate
-    assert [review.gated({"label": "supported", "confidence": c}, gate, "m")["auto"] for c in (0.6, 0.59)] == [
-        True, False]
+    accepted = [review.gated({"label": "supported", "confidence": c}, gate, "m")["auto"] for c in (0.6, 0.59)]
+    assert accepted == [True, False]
     assert review.gated({"label": "supported", "confidence": 0.99}, gate, "n")["auto"] is False
-    again = run_cli("--audit-db", str(tmp_path / "a.db"), "--model", "m", "--target", "0.95", "--write", env=env)
+    again = run_cli("--audit-db", str(tmp_path / "a.db"), "--model", "m", "--target", "0.95", "--write",
+                    env=env)
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines()[-2] == f"in force for m now: AUTO_ACCEPT=0.6 ({table})"
     assert json.loads(table.read_text())["m"]["threshold"] == 1.0 and json.loads(table.read_text())["m"][

@@ -35,8 +35,9 @@ MISSING = matching.Match("missing", None, "1")
     (1.0, 1.0, False, False), (None, 1.0, False, False), (0.99, 1.0, False, False),
     # a misquote: never automatic
     (1.0, 0.8, True, False), (0.99, 0.0, True, False), (None, 0.5, True, False),
-    # no AUTO_ACCEPT in force for the answering model (None): its verdicts to a person, no model asked automatic
-    (1.0, None, False, False), (0.0, None, False, False), (None, None, False, True), (None, None, True, False),
+    # no AUTO_ACCEPT in force for the answering model (None): its verdicts to a person, no model asked: auto
+    (1.0, None, False, False), (0.0, None, False, False), (None, None, False, True),
+    (None, None, True, False),
 ])
 def test_the_gate(confidence, threshold, misquoted, auto):
     assert review.gate(confidence, threshold, misquoted=misquoted) is auto
@@ -121,10 +122,11 @@ def test_auto_accept_from_environment(make_ctx):
         Settings.from_env({"AUTO_ACCEPT": "high"})
     unset = Settings.from_env({})
     assert unset.auto_accept is None and unset.auto_accept_table == ROOT / "data" / "gate.json"
-    assert Settings.from_env({"AUTO_ACCEPT_TABLE": "elsewhere.json"}).auto_accept_table == Path("elsewhere.json")
+    elsewhere = Settings.from_env({"AUTO_ACCEPT_TABLE": "elsewhere.json"})
+    assert elsewhere.auto_accept_table == Path("elsewhere.json")
 
 
-# ---------------------------------------------------------------- the AUTO_ACCEPT in force, per answering model
+# ---------------------------------------------------------------- the AUTO_ACCEPT in force, per model
 
 CLAIM_IN_4_1_4 = [{"id": "x", "claim": "k", "quote": "Use of this claim is OPTIONAL.", "section": "4.1.4"},
                   {"id": "gone", "claim": "k", "quote": "Words this RFC never says.", "section": "1"}]
@@ -153,9 +155,10 @@ def test_a_calibrated_model_is_gated_by_its_own_threshold_only(make_ctx, tmp_pat
     assert review.in_force("m", ctx.settings, gate.table) == 0.7
 
     def routed(model, confidence):
-        rows = check.check_citations(DOC, CLAIM_IN_4_1_4, ctx, judge=answered_by(model, confidence), threshold=gate)
+        rows = check.check_citations(DOC, CLAIM_IN_4_1_4, ctx, judge=answered_by(model, confidence),
+                                     threshold=gate)
         return [(r["auto"], r["auto_note"]) for r in rows]
-    assert routed("m", 0.7) == [(True, None), (True, None)]           # >= 0.7: automatic; fabricated: automatic
+    assert routed("m", 0.7) == [(True, None), (True, None)]           # >= 0.7: automatic; fabricated too
     assert routed("m", 0.69) == [(False, None), (True, None)]         # below its threshold: a person
     note = ("uncalibrated: no AUTO_ACCEPT for other in " + str(tmp_path / "gate.json") +
             ": run `calibrate --model other --write` or set AUTO_ACCEPT")
@@ -184,7 +187,8 @@ def test_an_explicit_auto_accept_overrides_the_table_for_every_model(make_ctx, t
 
 
 @pytest.mark.parametrize("text, why", [
-    ("{not json", "is not JSON"), ("[]", "must be an object"), ('{"m": {"threshold": 1.5}}', "threshold between"),
+    ("{not json", "is not JSON"), ("[]", "must be an object"),
+    ('{"m": {"threshold": 1.5}}', "threshold between"),
     ('{"m": {"precision": 0.9}}', "threshold between"), ('{"m": 0.8}', "threshold between"),
 ])
 def test_a_malformed_table_is_an_error_naming_the_path(tmp_path, text, why):
@@ -192,7 +196,8 @@ def test_a_malformed_table_is_an_error_naming_the_path(tmp_path, text, why):
     path.write_text(text)
     with pytest.raises(ValueError, match=f"AUTO_ACCEPT_TABLE {re.escape(str(path))}.*{why}"):
         review.Gate.of(Settings(auto_accept_table=path))
-    assert review.Gate.of(Settings(auto_accept=0.8, auto_accept_table=path)).threshold("m") == 0.8   # not read
+    overridden = review.Gate.of(Settings(auto_accept=0.8, auto_accept_table=path))   # the table is not read
+    assert overridden.threshold("m") == 0.8
     assert review.read_table(tmp_path / "absent.json") == {}
 
 
@@ -242,19 +247,20 @@ def test_check_cli_an_uncalibrated_model_goes_to_a_person_said_once(tmp_path):
     auto_note and one stderr line saying why; the fabricated quote (no model asked) stays automatic."""
     env = {"AUTO_ACCEPT_TABLE": str(table_at(tmp_path, {"someone-else": {"threshold": 0.1}}))}
     with jev_standin({"supports": 0.99, "contradicts": 0.005, "says_nothing": 0.005}) as server:
-        done = run_cli("check", "--source", "data/rfc7519.txt", "--citations", "data/citations.json", "--json",
-                       env={"TYPESAFE_ENDPOINT": server.url, "TYPESAFE_MODEL": "m-1", **env})
+        done = run_cli("check", "--source", "data/rfc7519.txt", "--citations", "data/citations.json",
+                       "--json", env={"TYPESAFE_ENDPOINT": server.url, "TYPESAFE_MODEL": "m-1", **env})
     assert done.returncode == 0, done.stderr
     rows = {r["id"]: r for r in json.loads(done.stdout)}
     judged = [r for r in rows.values() if r["confidence"] is not None]
     assert len(judged) == 8 and not any(r["auto"] for r in judged)
-    assert [r["id"] for r in judged if "auto_note" not in r] == ["C9"]         # a misquote: its status says why
+    assert [r["id"] for r in judged if "auto_note" not in r] == ["C9"]     # a misquote: its status says why
     judged = [r for r in judged if r["status"] != "misquoted"]
     assert {r["auto_note"] for r in judged} == {
-        f"uncalibrated: no AUTO_ACCEPT for m-1 in {tmp_path / 'gate.json'}: run `calibrate --model m-1 --write` "
-        "or set AUTO_ACCEPT"}
+        f"uncalibrated: no AUTO_ACCEPT for m-1 in {tmp_path / 'gate.json'}: run "
+        "`calibrate --model m-1 --write` or set AUTO_ACCEPT"}
     assert rows["C5"]["auto"] is True and "auto_note" not in rows["C5"]
-    assert done.stderr.splitlines() == [f"citecheck check: 7 verdict(s) to a person, {judged[0]['auto_note']}"]
+    note = judged[0]["auto_note"]
+    assert done.stderr.splitlines() == [f"citecheck check: 7 verdict(s) to a person, {note}"]
 
 
 def test_check_cli_a_malformed_table_is_one_line_naming_it(tmp_path):

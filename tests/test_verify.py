@@ -92,7 +92,8 @@ def test_the_row_is_gated_for_the_model_that_answered(judge, url, run, tmp_path)
     judge.content = quoting("supported", 0.93)
     trace = trace_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
     model = trace.judged["model"]
-    assert trace.row["auto"] is False and f"uncalibrated: no AUTO_ACCEPT for {model} in " in trace.row["auto_note"]
+    assert trace.row["auto"] is False
+    assert f"uncalibrated: no AUTO_ACCEPT for {model} in " in trace.row["auto_note"]
     table = tmp_path / "gate.json"
     table.write_text(json.dumps({model: {"threshold": 0.9}, "another": {"threshold": 0.99}}))
     again = trace_citation(HUNDRED, url("/articles/boiling-point"), run.ctx.replace(auto_accept_table=table))
@@ -194,7 +195,7 @@ def test_cli_prints_the_verify_json(judge, judge_server, url, capsys, monkeypatc
     out = json.loads(printed.out)
     assert code == 0 and out["overall"] == "supported" and list(out) == ["claim", "overall", "citations"]
     assert [tuple(c) for c in out["citations"]] == [FIELDS, FIELDS]
-    assert [c["auto"] for c in out["citations"]] == [False, True]     # uncalibrated model: a person; a 404: auto
+    assert [c["auto"] for c in out["citations"]] == [False, True]     # uncalibrated: a person; a 404: auto
     told = [line for line in printed.err.splitlines() if "to a person" in line]
     assert told == [f"citecheck verify: 1 verdict(s) to a person, {out['citations'][0]['auto_note']}"]
 

@@ -144,7 +144,8 @@ class Gate:
         notes, token = [row.get("auto_note") for row in rows], object()
         for note in dict.fromkeys(n for n in notes if n):
             if self.told.setdefault(note, token) is token:          # atomic: /verify's threads say it once
-                print(f"citecheck {flow}: {notes.count(note)} verdict(s) to a person, {note}", file=sys.stderr)
+                count = notes.count(note)
+                print(f"citecheck {flow}: {count} verdict(s) to a person, {note}", file=sys.stderr)
 
 
 def gate_of(threshold: "float | Gate | None", settings: Settings | None = None) -> Gate:
