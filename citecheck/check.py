@@ -82,7 +82,8 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
 def check_citations(document: Document, citations: list[dict], ctx: RunContext, *,
                     threshold: float | Gate | None = None, judge: Callable[[str, str], dict] | None = None,
                     unavailable: list[tuple[str, str]] | None = None) -> list[dict]:
-    """One SourceRow dict per citation: id, status, section, relation, confidence, verdict, auto."""
+    """One SourceRow dict per citation: id, status, section, relation, confidence, verdict, auto, auto_note,
+    method and model (what answered; None when no model did)."""
     return [row for row, _ in check_matches(document, citations, ctx, threshold=threshold, judge=judge,
                                             unavailable=unavailable)]
 

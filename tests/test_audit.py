@@ -150,7 +150,7 @@ def test_a_pre_migration_db_is_adopted_in_place_losing_nothing(tmp_path):
     after = [tuple(r) for r in conn.execute("SELECT * FROM citations ORDER BY batch, id, url")]
     old = len(before[0])
     assert [row[:old] for row in after] == before and len(after) == 4
-    assert {row[old:] for row in after} == {(None, "web", None, None, None, None, None)}  # auto unknown: a person
+    assert {row[old:] for row in after} == {(None, "web", None, None, None, None, None)}  # auto: a person
     assert [c for c, in conn.execute("SELECT name FROM pragma_table_info('citations')")] == list(audit.COLUMNS)
 
 
@@ -223,7 +223,8 @@ def test_the_old_db_is_upgraded_to_the_gate_and_reviews_tables_and_can_be_review
     assert names == ["citations: one row per (batch, id, url) decided",
                      "citations: the gate's decision and what the judge read; source-document rows",
                      "reviews: a person's decisions on citations, every one kept",
-                     "citations: the judge method that answered (NULL: no model asked, or decided before this)"]
+                     "citations: the judge method that answered "
+                     "(NULL: no model asked, or decided before this)"]
     old = conn.execute("SELECT * FROM citations ORDER BY batch, id, url").fetchone()
     assert old["auto"] is None and old["flow"] == "web" and old["passages"] is None
     assert len(queue.ordered_keys(conn, queue.Filters())) == 4             # an unknown gate goes to a person

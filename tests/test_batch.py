@@ -473,8 +473,9 @@ def test_the_csv_and_the_journal_name_the_method_and_the_model_that_answered(met
         {"id": "h1", "claim": "At sea level, pure water boils at 100 °C.",
          "urls": [url("/articles/boiling-point"), url("/articles/boiling-point-table-2019")]}])
     with jev_standin({"yes": 0.9, "no": 0.05, "unknown": 0.05}) as jev:
-        for name, value in {"CITECHECK_ALLOW_PRIVATE": "1", "TYPESAFE_ENDPOINT": jev.url, "JUDGE_METHOD": method,
-                            "TYPESAFE_MODEL": "choice-m", "JUDGE_MODEL": "json-m"}.items():
+        env = {"CITECHECK_ALLOW_PRIVATE": "1", "TYPESAFE_ENDPOINT": jev.url, "JUDGE_METHOD": method,
+               "TYPESAFE_MODEL": "choice-m", "JUDGE_MODEL": "json-m"}
+        for name, value in env.items():
             monkeypatch.setenv(name, value)
         assert cli.main(["batch", str(path), "--out", str(tmp_path / "first.csv")]) == 0
         asked = len(jev.requests)

@@ -147,10 +147,11 @@ def test_expected_column_and_agreement_line(own):
                        "--expected", env={"TYPESAFE_ENDPOINT": server.url, "AUTO_ACCEPT": "0.8"})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[1].split() == ["id", "status", "relation", "confidence", "verdict", "auto", "method", "expected"]
+    assert lines[1].split() == [*check.COLUMNS, "expected"]
+    assert check.COLUMNS == ("id", "status", "relation", "confidence", "verdict", "auto", "method")
     assert table_rows(done.stdout)["A2"][-3:] == ["review", "choice", "contradicted"]
     assert table_rows(done.stdout)["A4"][-3:] == ["auto", "choice", "-"]
-    assert table_rows(done.stdout)["A3"][-3:] == ["auto", "-", "fabricated"]        # no model asked: no method
+    assert table_rows(done.stdout)["A3"][-3:] == ["auto", "-", "fabricated"]        # no model asked
     assert lines[-1] == "verdict == expected: 2/3 (of the 3 citations that name one)"
 
 

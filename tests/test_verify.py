@@ -292,8 +292,9 @@ def test_the_row_names_the_method_that_answered_and_the_audit_the_model(method, 
     monkeypatch.setattr(pages, "BACKOFF", (0.0, 0.0))
     yes = {"yes": 0.9, "no": 0.05, "unknown": 0.05}
     with jev_standin(yes) as jev:
-        for name, value in {"CITECHECK_ALLOW_PRIVATE": "1", "TYPESAFE_ENDPOINT": jev.url, "JUDGE_METHOD": method,
-                            "TYPESAFE_MODEL": "choice-m", "JUDGE_MODEL": "json-m"}.items():
+        env = {"CITECHECK_ALLOW_PRIVATE": "1", "TYPESAFE_ENDPOINT": jev.url, "JUDGE_METHOD": method,
+               "TYPESAFE_MODEL": "choice-m", "JUDGE_MODEL": "json-m"}
+        for name, value in env.items():
             monkeypatch.setenv(name, value)
         code = cli.main(["verify", "--claim", HUNDRED, "--url", url("/articles/boiling-point"),
                          "--url", url("/articles/boiling-point-table-2019")])
