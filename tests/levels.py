@@ -50,15 +50,16 @@ HUNDRED = "Water boils at 100 °C at sea level."
 FIFTY = "Water boils at 50 °C at sea level."
 ALTITUDE = "At 3,000 metres above sea level, water boils at roughly 90 °C."
 SEA_LEVEL = "At sea level, pure water boils at 100 °C (212 °F)."
-GUIDE_90 = ("In a mountain hut at 3,000 metres above sea level, a pot of water comes to a full boil at roughly "
-            "90 °C, ten degrees short of what a sea-level recipe expects.")
-SURVEY_90 = ("At 1,500 metres above sea level the water boiled at about 95 °C, and at 3,000 metres above sea level "
-             "it came to a full boil at roughly 90 °C.")
-SALT = ("A tablespoon of salt in a large pot of pasta water lifts it by a small fraction of a degree, far too "
-        "little to change cooking times.")
+GUIDE_90 = ("In a mountain hut at 3,000 metres above sea level, a pot of water comes to a full boil at "
+            "roughly 90 °C, ten degrees short of what a sea-level recipe expects.")
+SURVEY_90 = ("At 1,500 metres above sea level the water boiled at about 95 °C, and at 3,000 metres above sea "
+             "level it came to a full boil at roughly 90 °C.")
+SALT = ("A tablespoon of salt in a large pot of pasta water lifts it by a small fraction of a degree, far "
+        "too little to change cooking times.")
 SCALD = "Water at 50 °C is hot enough to scald skin if you hold a hand in it, but it is far from boiling."
-COOKER = ("By trapping steam, it raises the pressure inside the pot to about one atmosphere above the air outside, "
-          "and at that pressure water does not boil until it reaches about 120 °C.")
+COOKER = ("By trapping steam, it raises the pressure inside the pot to about one atmosphere above the air "
+          "outside, and at that pressure water does not boil until it reaches about 120 °C.")
+SALT_CLAIM = "A tablespoon of salt raises the boiling point of pasta water by several degrees."
 CLIMB = "It has to climb another fifty degrees before it boils at sea level."
 SITE_STORIES = [
     {"claim": HUNDRED, "support": [SEA_LEVEL]},
@@ -66,9 +67,10 @@ SITE_STORIES = [
     {"claim": ALTITUDE, "support": [SURVEY_90, GUIDE_90]},
     {"claim": SEA_LEVEL, "support": [SEA_LEVEL]},
     {"claim": "Water boils at 212 °F at sea level.", "support": [SEA_LEVEL]},
-    {"claim": "Inside a pressure cooker, water does not boil until it reaches about 120 °C.", "support": [COOKER]},
+    {"claim": "Inside a pressure cooker, water does not boil until it reaches about 120 °C.",
+     "support": [COOKER]},
     {"claim": "Limescale inside a kettle raises the temperature at which its water boils."},
-    {"claim": "A tablespoon of salt raises the boiling point of pasta water by several degrees.", "against": [SALT]},
+    {"claim": SALT_CLAIM, "against": [SALT]},
     {"claim": "Water does not boil at 100 °C at sea level.", "against": [SEA_LEVEL]},
     {"claim": "At sea level, pure water boils at 100 °C.", "support": [SEA_LEVEL]},
     {"claim": "In a mountain hut at 3,000 metres, water boils at roughly 90 °C.", "support": [GUIDE_90]},
@@ -86,30 +88,31 @@ SITE_CASES = [
 BATCH_FILES = ("data/claims.jsonl", "data/claims_more.jsonl")
 BATCH_GOLD = {
     ("c1", "/articles/boiling-point"): "supported", ("c2", "/articles/water-boiling-point"): "supported",
-    ("c3", "/premium/pressure-cooking"): "not_found", ("c5", "/reports/boiling-point-survey.pdf"): "supported",
+    ("c3", "/premium/pressure-cooking"): "not_found",
+    ("c5", "/reports/boiling-point-survey.pdf"): "supported",
     ("m1", "/articles/boiling-point"): "contradicted", ("m2", "/articles/boiling-point"): "contradicted",
     ("m3", "/articles/boiling-point"): "supported", ("m4", "/guides/cooking-at-altitude"): "supported"}
 """Notebook 03's reviewer labels for the judged rows (+ c5 on the survey); settled rows: routes.json."""
 
 # the capable judge's cases: a page, a supported / contradicted / silent claim, and the foundation case
 CAPABLE_PAGE = (
-    f"{SEA_LEVEL} That figure holds at standard atmospheric pressure, 101.325 kilopascals, which is the average "
-    "pressure of the air at sea level.\n\n"
-    "Turning up the flame makes the water boil faster, not hotter. Cooks who crank the burner to \"speed up\" "
-    "pasta only waste gas and splash the stove.\n\n"
-    f"Dissolved salt does raise the boiling point, but only a little. {SALT} Salt the water for flavour, not for heat.")
+    f"{SEA_LEVEL} That figure holds at standard atmospheric pressure, 101.325 kilopascals, which is the "
+    "average pressure of the air at sea level.\n\n"
+    "Turning up the flame makes the water boil faster, not hotter. Cooks who crank the burner to "
+    "\"speed up\" pasta only waste gas and splash the stove.\n\n"
+    f"Dissolved salt does raise the boiling point, but only a little. {SALT} "
+    "Salt the water for flavour, not for heat.")
 SILENT = "Water boils faster with a lid on the pot."
 CAPABLE_CASES = {"supported": (HUNDRED, "supported"),
-                 "contradicted": ("A tablespoon of salt raises the boiling point of pasta water by several degrees.",
-                                  "contradicted"),
+                 "contradicted": (SALT_CLAIM, "contradicted"),
                  "silent": (SILENT, "not_found")}
 """case -> (claim on CAPABLE_PAGE, the label it must get). The silent claim shares most of its words with the
 page (coverage 0.8): on topic, and the page does not say it."""
-CAPABLE_STORIES = [{"claim": HUNDRED, "support": [SEA_LEVEL]},
-                   {"claim": CAPABLE_CASES["contradicted"][0], "against": [SALT]}, {"claim": SILENT}]
+CAPABLE_STORIES = [{"claim": HUNDRED, "support": [SEA_LEVEL]}, {"claim": SALT_CLAIM, "against": [SALT]},
+                   {"claim": SILENT}]
 FOUNDATION = {"id": "F1", "claim": "Every JWT is required to carry an exp claim.", "section": "4.1.4",
               "quote": "Use of this claim is OPTIONAL.", "expected": "contradicted"}
-"""Issue 23's foundation case: an exact quote on which the judge answers no at 0.97 (yes and unknown 0.015)."""
+"""Issue 23's foundation case: an exact quote; the judge answers no at 0.97 (yes and unknown 0.015)."""
 FOUNDATION_STORIES = [{"claim": FOUNDATION["claim"], "against": [FOUNDATION["quote"]]}]
 
 
@@ -172,9 +175,9 @@ def environment(provider: str, url: str) -> dict[str, str]:
 def context(directory: Path, provider: str, url: str, method: str, **extra: str) -> RunContext:
     """A run context for `method` over `provider`'s stand-in, with its own cache and audit DB."""
     directory = Path(tempfile.mkdtemp(prefix=f"{provider}-{method}-", dir=directory))
-    env = {**environment(provider, url), "JUDGE_METHOD": method, "CITECHECK_CACHE": str(directory / "cache.json"),
-           "AUDIT_DB": str(directory / "audit.db"), "CITECHECK_ALLOW_PRIVATE": "1", "JUDGE_RETRIES": "0",
-           **extra}
+    env = {**environment(provider, url), "JUDGE_METHOD": method, "JUDGE_RETRIES": "0",
+           "CITECHECK_CACHE": str(directory / "cache.json"), "AUDIT_DB": str(directory / "audit.db"),
+           "CITECHECK_ALLOW_PRIVATE": "1", **extra}
     return RunContext.build(Settings.from_env(env))
 
 
@@ -185,13 +188,13 @@ def _error(exc: Exception) -> str:
 
 
 def traced(ctx: RunContext, claim: str, text: str, url: str = "text:") -> dict:
-    """verify.trace_text -> {label, reason, quote, shown}."""
+    """verify.trace_text -> {label, reason, quote, method (when the row names what answered)}."""
     try:
         trace = verify.trace_text(claim, text, ctx, url)
     except Exception as exc:                    # noqa: BLE001 - a flow that raises is a wrong answer
         return {"label": _error(exc), "reason": str(exc)[:200], "quote": None}
     return {"label": trace.row["label"], "reason": trace.row["reason"], "quote": trace.row["evidence_quote"],
-            "method": (trace.judged or {}).get("method")}
+            "method": trace.row.get("method")}
 
 
 def checked(ctx: RunContext, document, citations: list[dict]) -> list[dict]:
@@ -243,16 +246,12 @@ def batched(ctx: RunContext, claims: Path, base_url: str) -> list[dict]:
     for row in result.rows:
         path = row["url"].removeprefix(base_url)
         gold = BATCH_GOLD.get((row["id"], path)) or batch_gold(path)
-        out.append({"id": row["id"], "path": path, "label": row["label"], "gold": gold, "reason": row["reason"]})
+        out.append({"id": row["id"], "path": path, "label": row["label"], "gold": gold,
+                    "reason": row["reason"]})
     return out
 
 
 # ---------------------------------------------------------------- tables
-
-def agreement(rows: list[dict], answer: str = "answer") -> tuple[int, int]:
-    """(rows whose answer equals gold, rows)."""
-    return sum(r[answer] == r["gold"] for r in rows), len(rows)
-
 
 def binary(label: str) -> str:
     return evaluation.LABEL_PREDICTED.get(label, "not_supported")
@@ -274,3 +273,77 @@ def table(rows: list[dict], columns: list[str]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
     lines += ["  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(columns, widths)) for r in rows]
     return "\n".join(line.rstrip() for line in lines)
+
+
+# ---------------------------------------------------------------- one method at a level, every dataset
+
+DATASETS = ("rfc verify", "rfc check", "n01 check", "site verify", "batch judged", "batch settled",
+            "wice report", "wice tune")
+
+
+def perfect_results(ctx: RunContext, oracle, base_url: str, directory: Path,
+                    datasets: tuple[str, ...] = DATASETS) -> dict[str, dict[str, dict]]:
+    """dataset -> case id -> {gold, answer, ...} for one method's context over the perfect judge. WiCE
+    rows carry `shown` (the oracle saw a gold span in that row's questions) and compare binary labels."""
+    out: dict[str, dict[str, dict]] = {}
+    rfc = rfc_rows()
+    if "rfc verify" in datasets:
+        out["rfc verify"] = {r["id"]: {"gold": r["gold"], **_answer(traced(ctx, r["claim"], r["text"],
+                                                                           f"rfc:{r['id']}"))} for r in rfc}
+    if "rfc check" in datasets:
+        citations = [{k: r[k] for k in ("id", "claim", "quote", "section")} for r in rfc]
+        rows = checked(ctx, rfc_document(), citations)
+        out["rfc check"] = {r["id"]: {"gold": verdict_of(r["gold"]), "answer": row["verdict"]}
+                            for r, row in zip(rfc, rows)}
+    if "n01 check" in datasets:
+        stories_ = check_rows()
+        rows = checked(ctx, rfc_document(), [{k: c[k] for k in ("id", "claim", "quote", "section")}
+                                             for c in stories_])
+        out["n01 check"] = {c["id"]: {"gold": c["gold"], "answer": row["verdict"]}
+                            for c, row in zip(stories_, rows)}
+    if "site verify" in datasets:
+        out["site verify"] = {}
+        for cid, claim, path, gold in SITE_CASES:
+            row = site_verified(ctx, base_url, claim, path)
+            out["site verify"][cid] = {"gold": gold, "answer": row["label"], "reason": row.get("reason")}
+    if "batch judged" in datasets or "batch settled" in datasets:
+        rows = batched(ctx, batch_file(directory, base_url), base_url)
+        for name, judged_ in (("batch judged", True), ("batch settled", False)):
+            out[name] = {f"{r['id']}:{r['path']}": {"gold": r["gold"], "answer": r["label"],
+                                                     "reason": r["reason"]}
+                         for r in rows if ((r["id"], r["path"]) in BATCH_GOLD) == judged_}
+    for split in ("report", "tune"):
+        if f"wice {split}" not in datasets:
+            continue
+        out[f"wice {split}"] = {}
+        for row in (r for r in wice_rows() if r["split"] == split):
+            oracle.forget()
+            got = traced(ctx, row["claim"], row["text"], f"wice:{row['id']}")
+            out[f"wice {split}"][row["id"]] = {
+                "gold": row["gold"], "answer": binary(got["label"]), "label": got["label"],
+                "wice": row["label"], "shown": oracle.shown_gold(row["claim"]),
+                "unknown": sorted(oracle.unknown_claims)}
+    return out
+
+
+def _answer(got: dict) -> dict:
+    return {"answer": got["label"], "reason": got.get("reason")}
+
+
+def retrieval_misses(rows: dict[str, dict]) -> list[str]:
+    """WiCE supported rows whose gold sentence the method was never shown."""
+    return [cid for cid, r in rows.items() if r["wice"] == "supported" and not r["shown"]]
+
+
+def capable_results(ctx: RunContext, foundation_ctx: RunContext) -> dict[str, dict]:
+    """case -> {gold, answer} for one (method, judge): CAPABLE_CASES on CAPABLE_PAGE (verify.trace_text),
+    and the foundation case through check and through verify."""
+    out = {case: {"gold": gold, **_answer(traced(ctx, claim, CAPABLE_PAGE))}
+           for case, (claim, gold) in CAPABLE_CASES.items()}
+    citation = {k: FOUNDATION[k] for k in ("id", "claim", "quote", "section")}
+    row = checked(foundation_ctx, rfc_document(), [citation])[0]
+    out["foundation check"] = {"gold": "contradicted", "answer": row["verdict"], "status": row.get("status")}
+    section = rfc_document().sections[FOUNDATION["section"]].text
+    out["foundation verify"] = {"gold": "contradicted",
+                                **_answer(traced(foundation_ctx, FOUNDATION["claim"], section))}
+    return out

@@ -208,7 +208,8 @@ class Oracle:
             messages, schema = body["messages"], body["response_format"]["json_schema"]["schema"]
             system = messages[0]["content"] if messages[0]["role"] == "system" else ""
         elif request.path.endswith("/messages"):
-            messages, schema, system = body["messages"], body["tools"][0]["input_schema"], body.get("system", "")
+            messages, schema = body["messages"], body["tools"][0]["input_schema"]
+            system = body.get("system", "")
         else:
             messages, schema = body["messages"], body["format"]
             system = messages[0]["content"] if messages[0]["role"] == "system" else ""
@@ -218,7 +219,8 @@ class Oracle:
         if request.path.endswith("/messages") and reply["content"][0]["type"] == "tool_use":
             reply["content"][0]["name"] = body["tools"][0]["name"]
         if request.path.endswith("/chat/completions") and probs is not None and body.get("logprobs"):
-            reply["choices"][0]["logprobs"] = {"content": logprob_tokens(answer, probs, body.get("top_logprobs", 5))}
+            tokens = logprob_tokens(answer, probs, body.get("top_logprobs", 5))
+            reply["choices"][0]["logprobs"] = {"content": tokens}
         return 200, {}, reply
 
 
