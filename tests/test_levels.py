@@ -139,3 +139,69 @@ def test_capable_judges_answer_is_the_methods_answer(capable, method, provider, 
     exact quote, the judge's no at 0.97, yes and unknown 0.015) is contradicted in check and verify."""
     got = capable(method, provider)[case]
     assert got["answer"] == got["gold"], got
+
+
+# ---------------------------------------------------------------- the stand-ins themselves
+
+def test_the_oracle_answers_each_question_kind_from_gold():
+    from standins.oracle import Gold, Oracle
+    oracle = Oracle(Gold([{"claim": "Water boils at 100 °C.", "support": [L.SEA_LEVEL]},
+                          {"claim": "Water boils at 50 °C.", "against": [L.SEA_LEVEL]}]))
+    wrapped = L.SEA_LEVEL.replace(" pure ", "\n   pure ")
+    assert oracle.right({"claim": "Water boils at 100 °C.", "text": wrapped}, ("yes", "no", "unknown")) == "yes"
+    assert oracle.right({"claim": "Water boils at 50 °C.", "text": L.SEA_LEVEL}, ("yes", "no", "unknown")) == "no"
+    assert oracle.right({"claim": "Water boils at 50 °C.", "text": L.SALT}, ("yes", "no", "unknown")) == "unknown"
+    assert oracle.right({"claim": "Water boils at 50 °C.", "source": f"x. {L.SEA_LEVEL}"},
+                        ("supports", "contradicts", "says_nothing")) == "contradicts"
+    verdict = oracle.verdict("Water boils at 100 °C.", [L.SALT, f"Intro. {wrapped} More."])
+    assert verdict == {"label": "supported", "evidence_quote": wrapped, "confidence": 1.0}   # verbatim, wrap kept
+    answer = oracle.qa_answer("Water boils at 100 °C.", wrapped)["answer"]
+    assert len(answer) <= 80 and answer in L.SEA_LEVEL
+    assert oracle.right({"question": "Water boils at 100 °C.", "answer_1": "yes", "answer_2": answer},
+                        ("same", "different")) == "same"
+    assert oracle.unknown_claims == set() and oracle.shown_gold("Water boils at 100 °C.")
+    oracle.right({"claim": "Never told.", "text": "x"}, ("yes", "no", "unknown"))
+    assert oracle.unknown_claims == {"Never told."}
+
+
+def test_the_capable_profile_puts_090_to_099_on_the_right_option():
+    from standins.capable import capable as profile
+    for n in range(40):
+        probs = profile("no", ("yes", "no", "unknown"), f"question {n}")
+        assert 0.9 <= probs["no"] <= 0.99 and max(probs, key=probs.get) == "no"
+        assert abs(sum(probs.values()) - 1) < 1e-3
+    assert fixed(0.97)("no", ("yes", "no", "unknown")) == {"yes": 0.015, "no": 0.97, "unknown": 0.015}
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/api/chat"])
+def test_the_stand_in_speaks_each_providers_choice_envelope(path):
+    """A Choice question as JSON (schema "choice"): OpenAI's reply carries the options' logprobs on the
+    answer's own token; Anthropic's is the forced tool's input; Ollama's the message content."""
+    import json
+    import math
+
+    import httpx
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no", "unknown"]},
+                                               "confidence": {"type": "number"}}}
+    state = json.dumps({"claim": L.SALT_CLAIM, "text": L.SALT}, indent=1)
+    messages = [{"role": "system", "content": "Is the `claim` true according to the `text`?\n- yes: ..."},
+                {"role": "user", "content": state}]
+    body = {"/v1/chat/completions": {"messages": messages, "logprobs": True, "top_logprobs": 5,
+                                     "response_format": {"type": "json_schema",
+                                                         "json_schema": {"name": "choice", "schema": schema}}},
+            "/v1/messages": {"system": messages[0]["content"], "messages": messages[1:],
+                             "tools": [{"name": "record_choice", "input_schema": schema}]},
+            "/api/chat": {"messages": messages, "format": schema}}[path]
+    with capable_standin(L.CAPABLE_STORIES, fixed(0.97)) as server:
+        reply = httpx.post(server.url + path, json=body).json()
+    if path == "/v1/messages":
+        assert reply["content"][0]["name"] == "record_choice"
+        assert reply["content"][0]["input"] == {"answer": "no", "confidence": 0.97}
+        return
+    content = reply["choices"][0]["message"]["content"] if "choices" in reply else reply["message"]["content"]
+    assert json.loads(content) == {"answer": "no", "confidence": 0.97}
+    if "choices" in reply:
+        token = next(t for t in reply["choices"][0]["logprobs"]["content"] if t["token"] == "no")
+        top = {t["token"]: math.exp(t["logprob"]) for t in token["top_logprobs"]}
+        assert top == pytest.approx({"no": 0.97, "yes": 0.015, "unknown": 0.015})
+        assert "".join(t["token"] for t in reply["choices"][0]["logprobs"]["content"]) == content
