@@ -10,10 +10,13 @@ Methods (`--methods`): every WiCE sample row (tune and report) and every RFC pai
 guard and gate verify, batch and /verify ship), recording into CITECHECK_CACHE (settings from the
 environment: point TYPESAFE_ENDPOINT / OPENAI_BASE_URL at the judge). `--replay` methods only replay
 (offline: a row that misses is counted, not asked). Anything chosen (the pooled method's SUPPORT_AT, the
-AUTO_ACCEPT threshold) is chosen on tune; the report split's numbers are printed. Records go to
-build/eval_judge/methods.jsonl. `--import-answers` copies into the cache an answer another recorder made
-for exactly a request this run sends (same key: function, model, request), entry unchanged (its model
-and date stamp).
+AUTO_ACCEPT threshold) is chosen on tune; the report split's numbers are printed with 95 % bootstrap
+intervals (`method_comparison.intervals`). Records go to build/eval_judge/methods.jsonl. The recorded
+answers under the current rules, offline:
+    CITECHECK_OFFLINE=1 CITECHECK_CACHE_STORE=off .venv/bin/python scripts/eval_judge.py --methods pooled
+                                                  --replay pooled
+`--import-answers` copies into the cache an answer another recorder made for exactly a request this run
+sends (same key: function, model, request), entry unchanged (its model and date stamp).
 
 Data and rules:
 - RFC: data/rfc_pairs.jsonl (36 hand-labelled RFC 7519 claim/section pairs, 12 per class);
@@ -372,6 +375,11 @@ def report_methods(records: list[dict]) -> None:
                 print(f"{name} {split}: " + json.dumps({k: _rounded(d) for k, d in mc.scored(part).items()})
                       + f" per citation {json.dumps(_rounded(mc.cost(part)))}"
                       + (f" ({missing} rows not recorded)" if missing and split == "report" else ""))
+            if part and split == "report":
+                bounds = {d: {k: [round(lo, 3), round(hi, 3)] for k, (lo, hi) in scores.items()}
+                          for d, scores in mc.intervals(part).items()}
+                print(f"{name} report 95 % bootstrap intervals ({mc.RESAMPLES} resamples, seed {mc.SEED}): "
+                      + json.dumps(bounds))
         wice = ev.with_predictions([r for r in mine if r["dataset"] == "wice"])
         for row in ev.threshold_table(wice):
             print(f"{name} AUTO_ACCEPT for 90 % on tune: {json.dumps(_rounded(row))}")

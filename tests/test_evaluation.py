@@ -179,3 +179,37 @@ def test_tables_keep_tune_and_report_apart():
     table = {(r["split"], r["judge"]): r for r in ev.accuracy_table(records)}
     assert table["report", "json"]["correct"] == 3 and table["report", "json"]["accuracy"] == 3 / 8
     assert table["report", "json"]["always_supported"] == 0.5 and table["report", "json"]["majority"] == 0.5
+
+
+def test_relabel_reads_the_recorded_signals_with_the_methods_own_rule():
+    from citecheck.evaluation import method_comparison as mc
+    from citecheck.judge.methods import pooled
+    no = pooled.summarise([{"yes": 0.015, "no": 0.97, "unknown": 0.015}]).as_dict()
+    record = {"method": "pooled", "judge": "pooled", "reason": None, "answer": "supported", "confidence": 0.5,
+              "p_supported": 0.5, "signals": no, "coverage": 0.0}
+    assert {k: mc.relabel(record, 0.0)[k] for k in ("answer", "confidence")} == {"answer": "contradicted",
+                                                                                "confidence": 0.97}
+    undecided = {**record, "signals": pooled.summarise([{"yes": 0.3, "no": 0.1, "unknown": 0.6}]).as_dict()}
+    assert mc.relabel(undecided, 0.3)["answer"] == "supported"             # 0.3 / 0.9 >= 0.3
+    assert mc.relabel(undecided, 0.4)["answer"] == "not_found"             # coverage 0
+    assert mc.relabel({**undecided, "coverage": 0.5}, 0.4)["answer"] == "contradicted"   # the tie-break
+    assert mc.relabel({**record, "reason": "judge_unavailable"}, 0.0)["answer"] == "supported"   # as recorded
+    assert mc.relabel({**record, "method": "json"}) == {**record, "method": "json"}
+
+
+def test_bootstrap_intervals_are_seeded_and_hold_the_point_estimate():
+    from citecheck.evaluation import method_comparison as mc
+    wice = [{"dataset": "wice", "gold": g, "answer": a, "method": "pooled", "judge": "pooled",
+             "p_supported": p, "confidence": 0.7}
+            for g, a, p in [("supported", "supported", 0.9), ("supported", "not_found", 0.2),
+                            ("not_supported", "not_found", 0.1), ("not_supported", "supported", 0.6)] * 5]
+    rfc = [{"dataset": "rfc", "gold": g, "answer": a} for g, a in [("supports", "supported"),
+                                                                  ("contradicts", "not_found")] * 4]
+    got = mc.intervals(wice + rfc, resamples=200, seed=1)
+    assert got == mc.intervals(wice + rfc, resamples=200, seed=1)
+    assert got != mc.intervals(wice + rfc, resamples=200, seed=2)
+    point = mc.scored(wice + rfc)
+    for dataset, score in (("wice", "balanced_accuracy"), ("wice", "auroc"), ("rfc", "accuracy")):
+        low, high = got[dataset][score]
+        assert low < point[dataset][score] < high
+    assert got["wice"]["ece"][0] <= point["wice"]["ece"] <= got["wice"]["ece"][1]

@@ -10,7 +10,8 @@ from citecheck import check, config, evaluation, verify
 from citecheck.cache import Cache
 from citecheck.config import Settings
 from citecheck.judge import methods
-from citecheck.judge.methods import pooled
+from citecheck.evaluation import method_comparison as mc
+from citecheck.judge.methods import decompose, pooled
 from citecheck.judge.methods import sentences as units
 from citecheck.source import sources
 from citecheck.vocabulary import JUDGE_UNAVAILABLE
@@ -60,30 +61,89 @@ def test_coverage_counts_distinct_stemmed_content_words():
     assert units.coverage("the of and", "anything") == 1.0
 
 
-def test_pool_supports_from_the_best_sentence_else_coverage_decides_contradiction():
-    passages = [PAGE]
-    label, quote, confidence, p = pooled.pool(CLAIM, passages, [("a b c", UNKNOWN), (SUPPORTING, YES)])
-    assert (label, quote) == ("supported", SUPPORTING)
-    assert p == round(0.8 / 0.95, 4) and confidence == p     # to 4 decimals, as SUPPORT_AT was chosen
-    label, quote, confidence, p = pooled.pool(CLAIM, passages, [("a b c", UNKNOWN), (SUPPORTING, NO)])
-    assert label == "contradicted" and quote == SUPPORTING           # the claim's words are on the page
-    assert p == pytest.approx(0.05 / 0.25) and confidence == pytest.approx(1 - p)   # best z: the NO sentence
-    label, quote, _, _ = pooled.pool("Quokkas sleep in burrows.", passages, [("a b c", NO)])
-    assert (label, quote) == ("not_found", None)                      # not about the claim: says nothing
+def answer(yes: float, no: float, unknown: float) -> dict:
+    return {"yes": yes, "no": no, "unknown": unknown}
+
+
+ON_TOPIC = [PAGE]                                                       # CLAIM's words are all on it
+OFF_TOPIC = ["Quokkas sleep in burrows on small islands. They eat leaves at night."]
+
+
+def label(asked: list[dict], passages=ON_TOPIC, claim=CLAIM) -> str:
+    return pooled.pool(claim, passages, [(f"sentence {i}", p) for i, p in enumerate(asked)])[0]
+
+
+def test_a_confident_no_is_contradicted_never_supported():
+    no = answer(0.015, 0.97, 0.015)
+    assert pooled.p_supported(no) == round(0.015 / 0.985, 4) < pooled.SUPPORT_AT
+    assert label([no]) == label([no], OFF_TOPIC) == "contradicted"
+    got, quote, confidence, summary = pooled.pool(CLAIM, ON_TOPIC, [("a b c", UNKNOWN), (SUPPORTING, no)])
+    assert (got, quote, confidence) == ("contradicted", SUPPORTING, 0.97) and summary.decided
+    # even where yes/(yes + unknown) alone would have been 0.5 >= SUPPORT_AT, and at any threshold
+    assert pooled.label_of(summary, 1.0, support_at=0.0) == "contradicted"
+
+
+def test_a_confident_yes_is_supported_quoting_its_sentence():
+    got, quote, confidence, summary = pooled.pool(CLAIM, OFF_TOPIC, [("a b c", UNKNOWN),
+                                                                    (SUPPORTING, answer(0.95, 0.02, 0.03))])
+    assert (got, quote) == ("supported", SUPPORTING)
+    assert confidence == summary.p_supported == round(0.95 / 0.98, 4)
+
+
+def test_a_confident_unknown_is_not_found_however_much_of_the_claim_is_shown():
+    unknown = answer(0.02, 0.03, 0.95)
+    assert pooled.coverage_of(CLAIM, ON_TOPIC) == 1.0
+    got, quote, confidence, summary = pooled.pool(CLAIM, ON_TOPIC, [(SUPPORTING, unknown)])
+    assert (got, quote) == ("not_found", None) and summary.decided
+    assert confidence == round(1 - max(pooled.p_supported(unknown), 0.03), 4)
+
+
+def test_coverage_breaks_the_tie_only_when_no_answer_was_decided():
+    undecided = [answer(0.1, 0.3, 0.6), answer(0.05, 0.1, 0.85)]        # max 0.85 < DECIDED
+    got, quote, confidence, summary = pooled.pool(CLAIM, ON_TOPIC, [("first", undecided[0]),
+                                                                    ("second", undecided[1])])
+    assert (got, quote) == ("contradicted", "first") and not summary.decided   # quote: the largest P(no)
+    assert confidence == round(1 - max(summary.p_supported, 0.3), 4)
+    assert label(undecided, OFF_TOPIC) == "not_found"                   # low coverage
+    assert label(undecided + [answer(0.05, 0.05, 0.9)]) == "not_found"  # one decided answer: no tie to break
+
+
+def test_contradicted_needs_the_no_to_beat_both_unknown_and_yes():
+    assert label([answer(0.05, 0.5, 0.45)], OFF_TOPIC) == "contradicted"
+    assert label([answer(0.0, 0.45, 0.55)], OFF_TOPIC) == "not_found"   # unknown beats no
+    assert label([answer(0.3, 0.31, 0.39)], OFF_TOPIC) == "not_found"   # neither supported nor contradicted
+    # yes over SUPPORT_AT but below the no there: not supported; the no beats both: contradicted
+    assert pooled.p_supported(answer(0.4, 0.45, 0.15)) >= pooled.SUPPORT_AT
+    assert label([answer(0.4, 0.45, 0.15)], OFF_TOPIC) == "contradicted"
+
+
+def test_support_wins_over_a_no_on_another_sentence_and_the_quote_is_the_no_with_the_largest_p():
+    asked = [("no", answer(0.0, 0.6, 0.4)), ("yes", answer(0.9, 0.05, 0.05)),
+             ("louder", answer(0.0, 0.8, 0.2))]
+    assert pooled.pool(CLAIM, ON_TOPIC, asked)[:2] == ("supported", "yes")
+    got, quote, confidence, _ = pooled.pool(CLAIM, ON_TOPIC, [asked[0], asked[2]])
+    assert (got, quote, confidence) == ("contradicted", "louder", 0.8)
+
+
+def test_the_summary_holds_the_signals_and_relabels_to_the_same_verdict():
+    asked = [answer(0.2, 0.1, 0.7), answer(0.35, 0.05, 0.6)]
+    summary = pooled.summarise(asked)
+    assert set(summary.as_dict()) == set(pooled.SIGNALS)
+    assert (summary.best, summary.p_supported) == (1, round(0.35 / 0.95, 4))
+    assert (summary.yes, summary.no_there) == (0.35, 0.05)
+    assert (summary.no, summary.most_no, summary.decided) == (0.0, 0.1, False)
+    assert pooled.label_of(summary.as_dict(), 0.0) == pooled.label_of(summary, 0.0) == "supported"
+    assert pooled.label_of(summary, 0.0, support_at=0.5) == "not_found"
+    assert pooled.label_of(summary, 0.5, support_at=0.5) == "contradicted"
 
 
 def test_support_at_is_compared_at_4_decimals_as_it_was_chosen():
     at = pooled.SUPPORT_AT - 0.00004                                   # rounds to SUPPORT_AT
-    label, _, _, p = pooled.pool(CLAIM, [PAGE], [(SUPPORTING, {"yes": at, "no": 0.0, "unknown": 1 - at})])
-    assert (label, p) == ("supported", pooled.SUPPORT_AT)
+    got, _, _, summary = pooled.pool(CLAIM, [PAGE], [(SUPPORTING, {"yes": at, "no": 0.0, "unknown": 1 - at})])
+    assert (got, summary.p_supported) == ("supported", pooled.SUPPORT_AT)
     below = pooled.SUPPORT_AT - 0.0001
-    label, _, _, _ = pooled.pool(CLAIM, [PAGE], [(SUPPORTING, {"yes": below, "no": 0.0, "unknown": 1 - below})])
-    assert label != "supported"
-
-
-def test_support_margin_is_the_log_odds_of_yes_over_unknown():
-    assert pooled.support_margin(YES) == pytest.approx(math.log(0.8 / 0.15))
-    assert pooled.contradiction_margin(NO) == pytest.approx(math.log(0.75 / 0.2))
+    got, _, _, _ = pooled.pool(CLAIM, [PAGE], [(SUPPORTING, {"yes": below, "no": 0.0, "unknown": 1 - below})])
+    assert got != "supported"
 
 
 # ---------------------------------------------------------------- control flow against the Jev stand-in
@@ -252,9 +312,31 @@ def test_decompose_checks_every_fact_and_names_the_one_that_failed(decompose_ctx
     assert len(facts_server.requests) == 1 and [s["claim"] for s in asked] == FACTS
     assert all(s["text"].split("\n")[0] in units.sentences([PAGE]) for s in asked)
     assert verdict["failed_fact"] == FACTS[1]
-    assert verdict["label"] == "contradicted"                 # the claim's words are on the page
-    assert verdict["evidence_quote"] in units.sentences([PAGE]) and verdict["calls"] == 3
+    assert verdict["label"] == "not_found"             # a decided unknown: on-topic words do not contradict
+    assert verdict["evidence_quote"] is None and verdict["calls"] == 3
     assert [f["fact"] for f in verdict["facts"]] == FACTS
+
+
+@pytest.mark.parametrize("second, label, confidence", [
+    (NO, "contradicted", 0.75),                                      # the judge's no on a fact
+    ({"yes": 0.1, "no": 0.2, "unknown": 0.7}, "contradicted", 0.8),  # undecided: coverage breaks the tie
+    ({"yes": 0.02, "no": 0.03, "unknown": 0.95}, "not_found", 0.97)])  # 1 - max(0.0206, 0.03)
+def test_decompose_reads_each_fact_with_the_pooled_rule(decompose_ctx, second, label, confidence):
+    with jev_standin(script=by_fact({FACTS[0]: YES, FACTS[1]: second})) as jev:
+        verdict = methods.judge(CLAIM, [PAGE], decompose_ctx(jev)[0])
+    assert (verdict["label"], verdict["confidence"], verdict["failed_fact"]) == (label, confidence, FACTS[1])
+    assert (verdict["evidence_quote"] in units.sentences([PAGE])) is (label == "contradicted")
+    assert verdict["signals"] == [pooled.summarise([YES]).as_dict(), pooled.summarise([second]).as_dict()]
+    record = {"method": "decompose", "reason": None, "answer": "?", "confidence": None,
+              "signals": verdict["signals"], "coverage": verdict["coverage"]}
+    relabelled = mc.relabel(record)
+    assert (relabelled["answer"], relabelled["confidence"]) == (label, confidence)
+
+
+def test_decompose_a_no_on_any_fact_beats_a_weaker_unknown():
+    facts = [pooled.summarise([NO]).as_dict(), pooled.summarise([{"yes": 0.01, "no": 0.01, "unknown": 0.98}])]
+    assert decompose.decide(facts, 1.0) == ("contradicted", 0)
+    assert decompose.label_of([pooled.summarise([YES])] * 2, 0.0) == "supported"
 
 
 def test_decompose_supports_only_when_every_fact_is_supported(decompose_ctx):

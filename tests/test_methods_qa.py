@@ -6,6 +6,7 @@ from standins.jev import jev_standin
 from standins.judge import judge_standin
 
 from citecheck import verify
+from citecheck.evaluation import method_comparison as mc
 from citecheck.judge import methods
 from citecheck.judge.methods import qa
 from citecheck.judge.methods import sentences as units
@@ -110,3 +111,18 @@ def test_every_step_is_cached_with_its_model_and_replays_offline(qa_ctx):
     functions = sorted(e["function"] for e in ctx.cache.entries().values())
     assert functions == ["judge.answer/openai", "judge.question/openai", "typesafe.system_one"]
     assert all(e["model"] and e["recorded"] for e in ctx.cache.entries().values())
+
+
+def test_contradicted_needs_the_judges_different_and_the_rule_relabels_recorded_signals(qa_ctx):
+    assert qa.label_of({"same": 0.5, "different": 0.5}) == "supported"           # the midpoint supports
+    assert qa.label_of({"same": 0.3, "different": 0.7}) == "contradicted"
+    assert qa.label_of({"same": 0.3, "different": 0.3}) == "not_found"       # no different, no contradiction
+    assert qa.confidence_of({"same": 0.3, "different": 0.7}, "contradicted") == 0.7
+    assert qa.confidence_of({"same": 0.3, "different": 0.3}, "not_found") == 0.7
+    with jev_standin(script=same(0.49)) as jev:                      # the contract: the two sum to 1
+        verdict = methods.judge(CLAIM, [PAGE], qa_ctx(jev, answer="95 °C")[0])
+    assert (verdict["label"], verdict["confidence"], verdict["signals"]) == (
+        "contradicted", 0.51, {"same": 0.49, "different": 0.51})
+    record = {"method": "qa", "reason": None, "answer": "?", "confidence": None,
+              "signals": verdict["signals"]}
+    assert mc.relabel(record) == {**record, "answer": "contradicted", "confidence": 0.51}

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citecheck.web.passages import MAX_WORDS, split_passages
+from citecheck.web.passages import MAX_WORDS, join_wraps, split_passages
 
 
 def test_short_paragraphs_are_packed_in_order():
@@ -60,3 +60,28 @@ def test_properties(text, max_words):
     assert [w for p in passages for w in p.split()] == text.split()    # words preserved, in order
     for passage in passages:                                           # every passage is page text
         assert all(piece in text.replace("\r\n", "\n") for piece in passage.split("\n\n"))
+
+
+WRAPPED = ("Readings fell by about 1 °C for every 300 m of altitude. Kitchens near sea level read\n"
+           "between 99.6 °C and 100.2 °C. At 1,500 metres above sea level the water boiled at about\n"
+           "95 °C, and at 3,000 metres above sea level it came to a full boil at roughly 90 °C.")
+
+
+def test_a_wrapped_pdf_paragraph_gives_whole_sentences():
+    from citecheck.judge.methods import sentences
+    assert join_wraps("boiled at about\n95 °C, and case-\nsensitive") == (
+        "boiled at about 95 °C, and case-\nsensitive")                  # a hyphen wrap: matching.normalise's
+    assert sentences.sentences(split_passages(WRAPPED)) == [
+        "Readings fell by about 1 °C for every 300 m of altitude.",
+        "Kitchens near sea level read between 99.6 °C and 100.2 °C.",
+        "At 1,500 metres above sea level the water boiled at about 95 °C, and at 3,000 metres above sea "
+        "level it came to a full boil at roughly 90 °C."]
+
+
+def test_a_long_paragraph_is_cut_after_its_last_sentence_end_within_the_limit():
+    pieces = split_passages(WRAPPED, max_words=30)                      # sentences of 12, 11, 30 words
+    assert [len(p.split()) for p in pieces] == [23, 30]
+    assert pieces[0].endswith("100.2 °C.") and pieces[1].startswith("At 1,500 metres")
+    assert "\n" in pieces[0]                                            # each piece keeps its line wraps
+    too_long = split_passages("One two. Three four five six seven.", max_words=4)
+    assert too_long == ["One two.", "Three four five six", "seven."]      # no sentence end inside: the limit

@@ -180,7 +180,8 @@ def judged(claim: str, text: str, method: str, ctx: RunContext, url: str = "text
 
 
 def judged_of(trace: verify.Trace, method: str) -> dict:
-    """A record's judge fields from a `verify.trace_text` trace of `method`."""
+    """A record's judge fields from a `verify.trace_text` trace of `method`; `signals` and `coverage` are
+    what the method's own `label_of` reads, so `method_comparison.relabel` re-labels with that rule."""
     verdict, row = trace.judged or {}, trace.row
     answer = verdict.get("relation") or row["label"]
     if method == "choice" and "relation" not in verdict:
@@ -188,7 +189,7 @@ def judged_of(trace: verify.Trace, method: str) -> dict:
     return {"judge": method, "method": method, "answer": answer, "confidence": row["confidence"],
             "p_supported": verdict.get("p_supported"), "reason": row["reason"], "model": verdict.get("model"),
             "calls": verdict.get("calls", 0), "evidence_quote": row["evidence_quote"],
-            "coverage": verdict.get("coverage")}
+            "coverage": verdict.get("coverage"), "signals": verdict.get("signals")}
 
 
 def judge_row(row: dict, ctx: RunContext, methods: tuple[str, ...] = ("choice", "json")) -> list[dict]:

@@ -9,19 +9,25 @@ Rules:
 - Cost per citation comes from the steps' cache entries: calls, prompt and output tokens, and the
   server's compute seconds (measured when recorded; the 2 cores were shared, so seconds vary).
 - Anything chosen (the pooled method's SUPPORT_AT, the AUTO_ACCEPT threshold) is chosen on tune only;
-  the report split is scored with what tune chose.
+  the report split is scored with what tune chose. `relabel` re-labels a record from its recorded
+  `signals` with its method's own rule (`pooled.label_of` / `confidence_of`, decompose's, qa's): no
+  second copy of a rule.
+- Intervals: 95 % percentile bootstrap (RESAMPLES resamples, seed SEED) of each score, resampling the
+  WiCE rows and the RFC pairs separately, with replacement; a resample where a score is undefined (e.g. one
+  gold class only) is left out of that score's interval.
 """
 from __future__ import annotations
 
 import json
 import math
+import random
 import statistics
 
 from .. import evaluation as ev
 from .. import verify
 from ..cache import CacheMiss
 from ..context import RunContext
-from ..judge.methods import pooled
+from ..judge.methods import decompose, pooled, qa
 from ..paths import ROOT
 from ..source import sources
 
@@ -30,6 +36,8 @@ RFC_DOCUMENT = ROOT / "data" / "rfc7519.txt"
 RFC_CLASSES = ("supports", "contradicts", "says_nothing")
 RFC_OF = {"supported": "supports", "contradicted": "contradicts", "not_found": "says_nothing"}
 COST = ("calls", "prompt_tokens", "output_tokens", "seconds")
+RESAMPLES = 2000
+SEED = 23
 
 
 def rfc_items() -> list[dict]:
@@ -80,13 +88,24 @@ def judge_item(item: dict, method: str, ctx: RunContext) -> dict:
             **usage_of(ctx.cache.entries(), (trace.judged or {}).get("steps", []))}
 
 
-def relabel(record: dict, support_at: float) -> dict:
-    """A pooled record at another SUPPORT_AT: the same answers under `pooled.pool`'s rule."""
-    if record["reason"] or record.get("p_supported") is None or record.get("coverage") is None:
+def relabel(record: dict, support_at: float = pooled.SUPPORT_AT) -> dict:
+    """A record's recorded answers under its method's rule (pooled and decompose at `support_at`); a record
+    without signals (a reason, no call, another method) is returned as it is."""
+    signals, method = record.get("signals"), record.get("method", record.get("judge"))
+    if record.get("reason") or not signals:
         return record
-    p = record["p_supported"]
-    label = pooled.label_of(p, record["coverage"], support_at)
-    return {**record, "answer": label, "confidence": p if label == "supported" else 1 - p}
+    if method == "pooled":
+        label = pooled.label_of(signals, record["coverage"], support_at)
+        confidence = pooled.confidence_of(signals, label)
+    elif method == "decompose":
+        label = decompose.label_of(signals, record["coverage"], support_at)
+        confidence = decompose.confidence_of(signals, record["coverage"], support_at)
+    elif method == "qa":
+        label = qa.label_of(signals)
+        confidence = qa.confidence_of(signals, label)
+    else:
+        return record
+    return {**record, "answer": label, "confidence": confidence}
 
 
 def scored(records: list[dict]) -> dict:
@@ -109,6 +128,29 @@ def scored(records: list[dict]) -> dict:
         out["rfc"] = {"n": len(rfc), "accuracy": ev.accuracy(gold, predicted),
                       **{f"recall_{c['class']}": c["recall"] for c in ev.per_class(gold, predicted, RFC_CLASSES)}}
     return out
+
+
+def intervals(records: list[dict], resamples: int = RESAMPLES, seed: int = SEED) -> dict:
+    """{"wice": {score: (low, high)}, "rfc": {...}}: 95 % bootstrap intervals of `scored`'s scores (module
+    rules)."""
+    records = [r for r in records if not r.get("missing")]
+    rng = random.Random(seed)
+    groups = [[r for r in records if r["dataset"] == d] for d in ("wice", "rfc")]
+    draws: dict[str, dict[str, list[float]]] = {}
+    for _ in range(resamples):
+        sample = [rng.choice(g) for g in groups for _ in g]
+        for dataset, scores in scored(sample).items():
+            for name, value in scores.items():
+                if name != "n" and not math.isnan(value):
+                    draws.setdefault(dataset, {}).setdefault(name, []).append(value)
+
+    def percentile(values: list[float], q: float) -> float:
+        values = sorted(values)
+        at = q * (len(values) - 1)
+        low, high = math.floor(at), math.ceil(at)
+        return values[low] + (values[high] - values[low]) * (at - low)
+    return {d: {name: (percentile(v, 0.025), percentile(v, 0.975)) for name, v in scores.items()}
+            for d, scores in draws.items()}
 
 
 def choose_support_at(tune: list[dict]) -> float:

@@ -1,15 +1,20 @@
 """decomposition: split the claim into atomic facts, check each, supported only when every fact is.
 
-Rules (the issue-14 lab's prompt and schema; SUPPORT_AT and COVERAGE are the pooled method's):
+Rules (the issue-14 lab's prompt and schema; the verdict is the pooled method's rule, `pooled.label_of`,
+applied per fact; SUPPORT_AT, DECIDED and COVERAGE are pooled's):
 - Step 1: one JSON generation (JUDGE_PROVIDER, schema FACTS_SCHEMA: 1 to MAX_FACTS strings, a one-shot
   example) -> the claim's atomic facts, whitespace collapsed, repeats dropped. Not that shape: off contract.
 - Then one Choice step per fact (budget reserved for all of them first): the pooled method's question
   over state {claim: the fact, text: its FACT_SENTENCES best sentences (BM25 for the fact) joined by
-  newlines}; a fact's p_supported = P(yes) / (P(yes) + P(unknown)).
-- The claim's p_supported is its weakest fact's; supported iff that is >= pooled.SUPPORT_AT. The quote is
-  the sentence, among the weakest fact's, sharing most of its words (verbatim by construction). Otherwise
-  the weakest fact is the failed one (`failed_fact`), and the claim is contradicted when the shown passages
-  hold >= COVERAGE of its content words (quoting that sentence), else not_found.
+  newlines}; each fact gets `pooled.summarise` of its answer. A fact's quote is the sentence, among its
+  own, sharing most of its words (verbatim by construction).
+- The claim's p_supported is its weakest fact's (smallest p_supported, first on ties).
+- `label_of` over the facts' summaries: supported only when every fact is supported by pooled's rule
+  (quote: the weakest fact's); else contradicted when the judge says no on some fact (its no beats unknown
+  and yes; quote: the fact with the largest such P(no)); else pooled's tie-break / not_found on the weakest
+  fact not supported (`failed_fact`) with the claim's coverage of the shown passages.
+- `confidence_of`: pooled's, on the fact that decided (the weakest when supported, the contradicting fact,
+  else the failed fact).
 """
 from __future__ import annotations
 
@@ -54,6 +59,31 @@ def check_facts(data) -> list[str]:
     return list(dict.fromkeys(" ".join(f.split()) for f in facts))
 
 
+def decide(facts: list, coverage: float, support_at: float = pooled.SUPPORT_AT) -> tuple[str, int]:
+    """(label, index of the fact that decided it) from the facts' pooled summaries (module rules)."""
+    facts = [pooled.Pooled.of(f) for f in facts]
+    weakest = min(range(len(facts)), key=lambda i: facts[i].p_supported)
+    if all(pooled.supported(f, support_at) for f in facts):
+        return "supported", weakest
+    saying = [i for i, f in enumerate(facts) if pooled.contradicted_by_judge(f)]
+    if saying:
+        return "contradicted", max(saying, key=lambda i: facts[i].no)
+    failed = min((i for i, f in enumerate(facts) if not pooled.supported(f, support_at)),
+                 key=lambda i: facts[i].p_supported)
+    return pooled.label_of(facts[failed], coverage, support_at), failed
+
+
+def label_of(facts: list, coverage: float, support_at: float = pooled.SUPPORT_AT) -> str:
+    """The claim's label from its facts' summaries (module rules)."""
+    return decide(facts, coverage, support_at)[0]
+
+
+def confidence_of(facts: list, coverage: float, support_at: float = pooled.SUPPORT_AT) -> float:
+    """The claim's confidence: pooled's, on the fact that decided the label (module rules)."""
+    label, which = decide(facts, coverage, support_at)
+    return pooled.confidence_of(facts[which], label)
+
+
 class DecomposeMethod(JudgeMethod):
     name = "decompose"
 
@@ -65,22 +95,23 @@ class DecomposeMethod(JudgeMethod):
         if facts is None or not texts:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)
         steps.reserve(len(facts))
-        checked = []
+        checked, summaries = [], []
         for fact in facts:
             best = [texts[i] for i in units.ranked(fact, texts)[:FACT_SENTENCES]]
             answer = steps.choice(fact, {"claim": fact, "text": "\n".join(best)}, {pooled.NAME: pooled.question()},
                                   model)
             if answer is not None:
-                quote = max(best, key=lambda t: units.coverage(fact, t))
-                checked.append({"fact": fact, "p_supported": pooled.p_supported(answer[pooled.NAME]["probabilities"]),
-                                "quote": quote})
+                summary = pooled.summarise([answer[pooled.NAME]["probabilities"]])
+                checked.append({"fact": fact, "p_supported": summary.p_supported,
+                                "quote": max(best, key=lambda t: units.coverage(fact, t))})
+                summaries.append(summary.as_dict())
         if steps.invalid:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)
-        weakest = min(checked, key=lambda f: f["p_supported"])
-        p = weakest["p_supported"]
-        label = pooled.label_of(p, units.coverage(claim, " ".join(passages)))
-        out = {"facts": checked, "failed_fact": None if label == "supported" else weakest["fact"]}
-        if label == "supported":
-            return {**verdict(label, weakest["quote"], p, p, model, steps), **out}
-        quote = weakest["quote"] if label == "contradicted" else None
-        return {**verdict(label, quote, round(1 - p, 4), p, model, steps), **out}
+        coverage = pooled.coverage_of(claim, passages)
+        label, which = decide(summaries, coverage)
+        out = {"facts": checked, "failed_fact": None if label == "supported" else checked[which]["fact"],
+               "coverage": coverage, "signals": summaries}
+        quote = checked[which]["quote"] if label != NOT_FOUND else None
+        p = min(f["p_supported"] for f in checked)
+        confidence = pooled.confidence_of(summaries[which], label)
+        return {**verdict(label, quote, confidence, p, model, steps), **out}

@@ -7,8 +7,11 @@ Rules (the issue-14 lab's prompts; no number fitted):
   the shown passages BM25 ranks best for the question, joined by newlines; `null` = not stated.
 - Not stated -> not_found, confidence 0, no third call.
 - Step 3: one Choice question over {question, answer_1: the claim's, answer_2: the source's}: same / different.
-  p_supported = P(same); supported iff p_supported >= SAME_AT (0.5: the two-option midpoint), else
-  contradicted ("stated, and different"). Confidence: p_supported when supported, else 1 - p_supported.
+  p_supported = P(same). `label_of`: supported iff P(same) >= SAME_AT (0.5: the two-option midpoint, not
+  fitted); contradicted ("stated, and different") only on the judge's different: P(different) >= SAME_AT;
+  else not_found (unreachable while the Choice contract makes the two sum to 1; it keeps the rule total).
+  `confidence_of`: supported -> P(same), contradicted -> P(different), not_found -> 1 - max of the two.
+  The recorded `signals` are {same, different}, so evaluation re-labels with this same rule.
 - The evidence quote is the asked sentence holding the source's answer (verbatim by construction); when the
   answer is in none of them it is the answer itself, and the guard decides whether that is on the page.
 """
@@ -85,6 +88,22 @@ def evidence(answer: str, asked: list[str]) -> str:
     return next((s for s in asked if needle in matching.normalise(s)), answer)
 
 
+def label_of(signals: dict) -> str:
+    """supported / contradicted / not_found from {same, different} (module rules)."""
+    if signals["same"] >= SAME_AT:
+        return "supported"
+    return "contradicted" if signals["different"] >= SAME_AT else NOT_FOUND
+
+
+def confidence_of(signals: dict, label: str) -> float:
+    """The verdict's confidence for `label` (module rules), to 4 decimals."""
+    if label == "supported":
+        return round(signals["same"], 4)
+    if label == "contradicted":
+        return round(signals["different"], 4)
+    return round(1 - max(signals["same"], signals["different"]), 4)
+
+
 class QaMethod(JudgeMethod):
     name = "qa"
 
@@ -107,7 +126,9 @@ class QaMethod(JudgeMethod):
                             {NAME: same_question()}, model)
         if same is None:
             return {**verdict(NOT_FOUND, None, 0.0, 0.0, model, steps), **found}
-        p = round(same[NAME]["probabilities"]["same"], 4)
-        label = "supported" if p >= SAME_AT else "contradicted"
-        return {**verdict(label, evidence(answer, shown), p if label == "supported" else round(1 - p, 4), p,
-                          model, steps), **found}
+        probabilities = same[NAME]["probabilities"]
+        signals = {option: round(probabilities.get(option, 0.0), 4) for option in SAME_CRITERIA}
+        label = label_of(signals)
+        quote = evidence(answer, shown) if label != NOT_FOUND else None
+        return {**verdict(label, quote, confidence_of(signals, label), signals["same"], model, steps),
+                **found, "signals": signals}

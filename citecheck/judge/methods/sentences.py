@@ -1,10 +1,12 @@
 """Sentences of the shown passages, ranked for a claim, and how much of the claim a text covers.
 
 Rules (the lab's, issue 14, chosen on the tune split):
-- A passage's paragraphs (split at blank lines) are normalised (`matching.normalise`, the guard's
-  comparison) and cut after . ! ? (optionally closed by a quote or bracket) followed by whitespace and
-  an upper-case letter, digit, quote or bracket. Sentences under MIN_WORDS words are dropped. Each
-  sentence is therefore verbatim in its passage as the guard reads it.
+- A passage's paragraphs (split at blank lines) have their line wraps joined first (`passages.join_wraps`:
+  a single line break inside a paragraph is a PDF's or a text file's wrap, never a sentence end), are
+  normalised (`matching.normalise`, the guard's comparison) and cut at `passages.SENTENCE_END` (after
+  . ! ? optionally closed by a quote or bracket, followed by whitespace and an upper-case letter, digit,
+  quote or bracket). Sentences under MIN_WORDS words are dropped. Each sentence is therefore verbatim in
+  its passage as the guard reads it.
 - Ranking: Okapi BM25 (k1 1.2, b 0.75, Lucene's non-negative idf log(1 + (N - n + .5)/(n + .5))) over the
   sentences, lower-cased word tokens with STOP words removed; ties keep page order.
 - Coverage: the share of the claim's distinct content words (crudely stemmed: -ing, -ed, -es, -s off
@@ -16,6 +18,7 @@ import math
 import re
 
 from ...matching import normalise
+from ...web.passages import SENTENCE_END, join_wraps
 from ...web.retrieval import tokens as words
 
 MIN_WORDS = 3
@@ -26,13 +29,13 @@ may might must shall should will would also into over under about after before b
 down out off again further once here all any both each few more most other some such only own same too
 very s t just don now""".split())
 _BLANK = re.compile(r"\n[ \t\r\f\v]*\n")
-_END = re.compile(r"[.!?][\"')\]]?\s+(?=[A-Z0-9\"'(\[])")
 
 
 def split_sentences(paragraph: str) -> list[str]:
-    text = normalise(paragraph)
+    """One paragraph -> its sentences (module rules), line wraps joined first."""
+    text = normalise(join_wraps(paragraph))
     out, start = [], 0
-    for m in _END.finditer(text):
+    for m in SENTENCE_END.finditer(text):
         out.append(text[start:m.end()].strip())
         start = m.end()
     out.append(text[start:].strip())
