@@ -20,11 +20,11 @@ from standins.oracle import oracle_standin
 import levels as L
 from citecheck.web import fixture_site as site
 
-QA_R11 = ("qa shows the judge the 3 sentences BM25 ranks best for its question; the section's "
-          "contradicting sentence ('…all claims that are not understood by implementations MUST be ignored.') "
-          "shares no rare word with the claim ('understand', 'rejected') and ranks 6th")
-KNOWN: dict[tuple[str, str, str], str] = {("rfc verify", "qa", "R11"): QA_R11,
-                                          ("rfc check", "qa", "R11"): QA_R11}
+R11 = ("the section's contradicting sentence ('…all claims that are not understood by implementations MUST "
+       "be ignored.') shares no rare word with the claim ('understand', 'rejected'): BM25 ranks it last (6th of 6), "
+       "and pooled asks the top 4 sentences, decompose and qa the top 3; the judge is never shown it")
+KNOWN: dict[tuple[str, str, str], str] = {(dataset, method, "R11"): R11 for dataset in ("rfc verify", "rfc check")
+                                          for method in ("pooled", "decompose", "qa")}
 """(dataset, method, case id) -> why the pipeline (not the stand-in) gets it wrong: strict xfails. Capable
 cases are keyed ("capable", method, "provider:case")."""
 
