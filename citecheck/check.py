@@ -192,7 +192,7 @@ def _audit(ctx: RunContext, args, document: Document, citations: list[dict], row
     conn = audit.connect(ctx.settings.audit_db)
     try:
         write_check(conn, args.citations or args.answer, args.source, document, citations, rows,
-                    ctx.settings.typesafe_model)
+                    ctx.settings.choice_model)
     finally:
         conn.close()
 

@@ -34,8 +34,8 @@ DEFAULTS = {
     "JUDGE_RETRIES": "2",
     "OPENAI_BASE_URL": "https://api.openai.com/v1",
     "ANTHROPIC_BASE_URL": "https://api.anthropic.com",
-    "OLLAMA_HOST": "http://127.0.0.1:11434",
-    "JUDGE_PROVIDER": "openai",
+    "OLLAMA_HOST": "",
+    "JUDGE_PROVIDER": "",
     "JUDGE_MODEL": "",
     "JUDGE_METHOD": "pooled",
     "JUDGE_CALL_BUDGET": "8",
@@ -78,6 +78,10 @@ JUDGE_METHODS = ("one_pass", "choice", "json", "pooled", "decompose", "qa")
 """JUDGE_METHOD's values (citecheck.judge.methods; default pooled, the method chosen on tune); one_pass keeps each
 flow's baseline (JSON in verify, Choice in check)."""
 
+OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
+"""Where the ollama judge is asked when OLLAMA_HOST is unset (JUDGE_PROVIDER=ollama named it)."""
+JSON_PROVIDERS = ("openai", "anthropic", "ollama")
+"""JUDGE_PROVIDER's values; unset, it is the first of these configured (`json_providers`), else openai."""
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}
 """openai's default is the local judge's model (served on an OpenAI-compatible endpoint), so offline
 replays hit the published cache; with OPENAI_API_KEY and OpenAI's own base URL it is HOSTED_OPENAI_MODEL
@@ -180,7 +184,7 @@ class Settings:
     judge_retries: int = 2
     openai_base_url: str = DEFAULTS["OPENAI_BASE_URL"]
     anthropic_base_url: str = DEFAULTS["ANTHROPIC_BASE_URL"]
-    ollama_host: str = DEFAULTS["OLLAMA_HOST"]
+    ollama_host: str = ""               # OLLAMA_HOST when set (the client then asks OLLAMA_DEFAULT_HOST)
     judge_provider: str = "openai"
     judge_model: str = LOCAL_MODEL
     judge_method: str = "pooled"
@@ -214,8 +218,10 @@ class Settings:
         """Read and validate every variable (defaults from DEFAULTS)."""
         environ = os.environ if environ is None else environ
         read = _Reader(environ)
-        provider = read.text("JUDGE_PROVIDER").lower()
-        if provider not in DEFAULT_JUDGE_MODELS:
+        secrets = Secrets.from_env(environ)
+        configured = json_providers(secrets, read.text("OPENAI_BASE_URL"), read.text("OLLAMA_HOST"))
+        provider = read.text("JUDGE_PROVIDER").lower() or (configured + ("openai",))[0]
+        if provider not in JSON_PROVIDERS:
             raise ValueError(f"JUDGE_PROVIDER must be one of openai, anthropic, ollama; got {provider!r}")
         method = read.text("JUDGE_METHOD").lower()
         if method not in JUDGE_METHODS:
@@ -223,7 +229,6 @@ class Settings:
         retrieval = read.text("RETRIEVAL").lower()
         if retrieval not in RETRIEVALS:
             raise ValueError(f"RETRIEVAL must be one of {', '.join(RETRIEVALS)}; got {retrieval!r}")
-        secrets = Secrets.from_env(environ)
         choice_model, json_model = default_models(provider, read.text("TYPESAFE_ENDPOINT"),
                                                   read.text("OPENAI_BASE_URL"), secrets)
         return cls(
@@ -271,6 +276,34 @@ class Settings:
                           max_seconds=read.positive("PDF_MAX_SECONDS")),
             secrets=secrets,
         )
+
+    @property
+    def choice_configured(self) -> bool:
+        """A Choice endpoint is configured: TYPESAFE_API_KEY or TYPESAFE_ENDPOINT."""
+        return self.secrets.has("TYPESAFE_API_KEY") or bool(self.typesafe_endpoint)
+
+    @property
+    def json_providers(self) -> tuple[str, ...]:
+        """The JSON providers configured by their own variables, in JSON_PROVIDERS order."""
+        return json_providers(self.secrets, self.openai_base_url, self.ollama_host)
+
+    @property
+    def choice_via(self) -> str:
+        """Where Choice questions go: "typesafe" when a Choice endpoint is configured; else JUDGE_PROVIDER
+        when a JSON provider is; else "typesafe" (a no-key replay keeps the committed cache's keys)."""
+        if self.choice_configured or not self.json_providers:
+            return "typesafe"
+        return self.judge_provider
+
+    @property
+    def choice_model(self) -> str:
+        """The model Choice questions are cached under: TYPESAFE_MODEL on typesafe, else JUDGE_MODEL."""
+        return self.typesafe_model if self.choice_via == "typesafe" else self.judge_model
+
+    @property
+    def only_choice(self) -> bool:
+        """A Choice endpoint and no JSON provider: methods that generate JSON cannot run (they fall back)."""
+        return self.choice_configured and not self.json_providers
 
     @property
     def journal(self) -> Path:
@@ -351,6 +384,14 @@ def default_models(provider: str, typesafe_endpoint: str, openai_base_url: str,
     if provider == "openai" and hosted_openai:
         json_model = HOSTED_OPENAI_MODEL
     return (HOSTED_CHOICE_MODEL if hosted_jev else LOCAL_MODEL), json_model
+
+
+def json_providers(secrets: Secrets, openai_base_url: str, ollama_host: str) -> tuple[str, ...]:
+    """The JSON providers configured, in JSON_PROVIDERS order: openai (OPENAI_API_KEY, or an OPENAI_BASE_URL
+    other than OpenAI's), anthropic (ANTHROPIC_API_KEY), ollama (OLLAMA_HOST set)."""
+    openai = secrets.has("OPENAI_API_KEY") or openai_base_url.rstrip("/") != DEFAULTS["OPENAI_BASE_URL"]
+    configured = {"openai": openai, "anthropic": secrets.has("ANTHROPIC_API_KEY"), "ollama": bool(ollama_host)}
+    return tuple(name for name in JSON_PROVIDERS if configured[name])
 
 
 def parse_origins(raw: str) -> frozenset[tuple[str, int]]:

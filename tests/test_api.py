@@ -491,6 +491,7 @@ def test_missing_judge_key_is_503_naming_it_and_no_key_leaks(monkeypatch, caplog
     others = {name: FAKE_TOKEN for name in ("ANTHROPIC_API_KEY", "CRAWLBASE_JS_TOKEN", "TYPESAFE_API_KEY")}
     for name in others:
         monkeypatch.setenv(name, FAKE_TOKEN)            # set, but not the one this judge needs
+    monkeypatch.setenv("JUDGE_PROVIDER", "openai")      # named: else the first configured one (anthropic)
     ctx = context(allow_private=True, secrets=Secrets(others))
     with site.start(port=0) as fixture, caplog.at_level(logging.DEBUG):
         response = post(create_app(ctx), {"claim": "Water boils at 100 °C at sea level.",
@@ -611,8 +612,7 @@ README_BODY = {"claim": "Water boils at 100 °C at sea level.",
 def test_the_readme_curl_replays_from_the_committed_cache(tmp_path):
     """The README's dry-run example: the repository's json_cache.json, no keys, the fixture site on 8731."""
     env = {k: v for k, v in os.environ.items() if k not in config.SECRETS and k not in config.DEFAULTS}
-    env["OPENAI_BASE_URL"] = f"http://127.0.0.1:{free_port()}/v1"     # nothing there: replay only
-    with dry_run_server(env, tmp_path / "server.log") as base_url:
+    with dry_run_server(env, tmp_path / "server.log") as base_url:     # no judge configured: replay only
         response = httpx.post(base_url + "/verify", json=README_BODY, timeout=60)
     assert response.status_code == 200
     body = response.json()

@@ -16,6 +16,9 @@ Rules:
 - Every answer is checked against its contract (`judge_contract`) before it is cached: an off-contract
   answer is never recorded; an off-contract entry already in the cache (an older version recorded
   it) raises CacheCorrupted naming the file and the key.
+- Choice questions go where `Settings.choice_via` says: here (typesafe-sdk), or to the JSON provider as
+  JSON (`choice_json`, which the methods route to). With no judge configured, the missing key's message
+  names every judge variable (NO_JUDGE_HINT).
 - The judge interprets; it does not decide. The guard and review stages decide what stands.
 - A judge that cannot be reached raises JudgeUnavailable naming the endpoint and the variable to set;
   a Choice answer off its contract raises JudgeOutputInvalid (a JudgeUnavailable: no usable answer).
@@ -30,7 +33,7 @@ from typing import Any, Callable
 import httpx
 
 from ..cache import CacheCorrupted, request_key
-from ..config import DEFAULTS, Settings
+from ..config import DEFAULTS, OLLAMA_DEFAULT_HOST, Settings
 from ..context import RunContext
 from ..paths import shown
 from ..vocabulary import JUDGE_LABELS, JUDGE_OUTPUT_INVALID, JUDGE_UNAVAILABLE, RELATIONS
@@ -75,6 +78,9 @@ LIVE_HINT = {
     "anthropic": "set ANTHROPIC_API_KEY",
     "ollama": "point OLLAMA_HOST at a running Ollama server",
 }
+NO_JUDGE_HINT = ("or set TYPESAFE_ENDPOINT to a Jev-compatible server; or a JSON judge: OPENAI_API_KEY, "
+                 "OPENAI_BASE_URL, ANTHROPIC_API_KEY or OLLAMA_HOST (every method runs on either)")
+"""What a run with no judge configured is told with the variable it missed: names only, never a value."""
 TIMEOUT_HINT = "the judge is up but slow (a CPU model on shared cores): raise JUDGE_TIMEOUT or try again"
 
 RETRY_STATUSES = frozenset({408, 429, *range(500, 600)})
@@ -141,7 +147,7 @@ def _typesafe_client(settings: Settings):
     if endpoint:
         key = settings.secrets.get("TYPESAFE_API_KEY") or "local"   # a local server needs no key
     else:
-        key = settings.secrets.require("TYPESAFE_API_KEY", "or set TYPESAFE_ENDPOINT to a Jev-compatible server")
+        key = settings.secrets.require("TYPESAFE_API_KEY", NO_JUDGE_HINT)
     return TypeSafeClient(api_key=key, base_url=endpoint or None, model=settings.typesafe_model,
                           timeout=settings.judge_timeout, compression=False if endpoint else None,
                           retry=RetryPolicy(max_retries=2))
@@ -336,13 +342,17 @@ def _post(url: str, body: dict, headers: dict, provider: str, settings: Settings
 
 
 def _call_openai(model: str, messages: list[dict], settings: Settings, schema: dict = JSON_SCHEMA,
-                 name: str = "verdict") -> Any:
+                 name: str = "verdict", extra: dict | None = None) -> Any:
+    """Chat completions with a strict JSON schema; `extra` joins the body (e.g. logprobs)."""
     base = settings.openai_base_url.rstrip("/")
     local = base != DEFAULTS["OPENAI_BASE_URL"]
-    key = settings.secrets.get("OPENAI_API_KEY") or ("local" if local else settings.secrets.require("OPENAI_API_KEY"))
+    key = settings.secrets.get("OPENAI_API_KEY") or ("local" if local else settings.secrets.require(
+        "OPENAI_API_KEY", "or point OPENAI_BASE_URL at an OpenAI-compatible server; or set ANTHROPIC_API_KEY, "
+                          "OLLAMA_HOST, TYPESAFE_API_KEY or TYPESAFE_ENDPOINT"))
     body = {"model": model, "messages": messages, "temperature": 0,
             "response_format": {"type": "json_schema",
-                                "json_schema": {"name": name, "strict": True, "schema": schema}}}
+                                "json_schema": {"name": name, "strict": True, "schema": schema}},
+            **(extra or {})}
     return _post(f"{base}/chat/completions", body, {"Authorization": f"Bearer {key}"}, "openai", settings)
 
 
@@ -351,7 +361,7 @@ ANTHROPIC_TOOL = {"name": "record_verdict", "description": "Record the verdict o
 
 
 def _call_anthropic(model: str, messages: list[dict], settings: Settings, schema: dict = JSON_SCHEMA,
-                    name: str = "verdict") -> Any:
+                    name: str = "verdict", extra: dict | None = None) -> Any:
     """Messages API with the schema enforced as a forced tool call; its input is the answer."""
     tool = ANTHROPIC_TOOL if schema is JSON_SCHEMA else {
         "name": f"record_{name}", "description": f"Record the {name}.", "input_schema": schema}
@@ -364,13 +374,16 @@ def _call_anthropic(model: str, messages: list[dict], settings: Settings, schema
 
 
 def _call_ollama(model: str, messages: list[dict], settings: Settings, schema: dict = JSON_SCHEMA,
-                 name: str = "verdict") -> Any:
+                 name: str = "verdict", extra: dict | None = None) -> Any:
     body = {"model": model, "messages": messages, "format": schema, "stream": False,
             "options": {"temperature": 0}}
-    return _post(f"{settings.ollama_host.rstrip('/')}/api/chat", body, {}, "ollama", settings)
+    host = settings.ollama_host or OLLAMA_DEFAULT_HOST
+    return _post(f"{host.rstrip('/')}/api/chat", body, {}, "ollama", settings)
 
 
 PROVIDERS = {"openai": _call_openai, "anthropic": _call_anthropic, "ollama": _call_ollama}
+"""provider -> call(model, messages, settings, schema, name, extra): the response body. Only openai reads
+`extra` (the others have no such request fields)."""
 
 
 def _check_content(answer: Any) -> dict:

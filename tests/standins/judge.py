@@ -3,13 +3,20 @@
 One server answers every wire format: OpenAI chat completions (`…/chat/completions`), Anthropic
 messages (`/v1/messages`) and Ollama chat (`/api/chat`). `server.script` says what the model
 "writes": `content` (text, or a function of the request body), `status`, or a literal `raw` body;
-`failures` is a queue of (status, headers) answered first, one per request (429/5xx then recovery).
+`failures` is a queue of (status, headers) answered first, one per request (429/5xx then recovery);
+`logprobs(body, content)`, when set, gives the OpenAI reply's `logprobs.content` tokens (None: none).
 `silent_server()` accepts connections and never answers (timeouts).
+
+Every request says what it asks by its schema (`kind_of`: verdict, choice, facts, question, answer), and
+a Choice question over a JSON provider (citecheck.judge.choice_json) carries its state as the user
+message's JSON and its options as the schema's enum (`choice_of`): `by_kind` scripts a reply per kind,
+`choice_reply` writes a Choice answer, `answer_tokens` the OpenAI logprobs around its value.
 """
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import socket
 import time
 
@@ -22,12 +29,61 @@ def verdict_json(label="supported", quote=None, confidence=0.9) -> str:
     return json.dumps({"label": label, "evidence_quote": quote, "confidence": confidence})
 
 
-def wire_reply(path: str, content: str | None) -> dict:
+def schema_of(body: dict) -> dict:
+    """The JSON schema a request constrains the answer to, wherever its provider puts it."""
+    if "response_format" in body:
+        return body["response_format"]["json_schema"]["schema"]
+    if "tools" in body:
+        return body["tools"][0]["input_schema"]
+    return body.get("format") or {}
+
+
+KINDS = {frozenset({"label", "evidence_quote", "confidence"}): "verdict",
+         frozenset({"answer", "confidence"}): "choice", frozenset({"facts"}): "facts",
+         frozenset({"question", "answer"}): "question", frozenset({"answer"}): "answer"}
+
+
+def kind_of(body: dict) -> str:
+    """What a request asks, by its schema's properties: verdict, choice, facts, question or answer."""
+    return KINDS[frozenset(schema_of(body).get("properties", {}))]
+
+
+def user_text(body: dict) -> str:
+    return body["messages"][-1]["content"]
+
+
+def choice_of(body: dict) -> tuple[dict, tuple[str, ...]]:
+    """A JSON-provider Choice request's (state, options)."""
+    return json.loads(user_text(body)), tuple(schema_of(body)["properties"]["answer"]["enum"])
+
+
+def choice_reply(answer: str, confidence: float = 0.9) -> str:
+    return json.dumps({"answer": answer, "confidence": confidence})
+
+
+def by_kind(**replies):
+    """A `script.content` answering each request by its kind: `replies[kind](body) -> content text`."""
+    return lambda body: replies[kind_of(body)](body)
+
+
+def answer_tokens(content: str, alternatives: dict[str, float]) -> list[dict]:
+    """OpenAI `logprobs.content` for `content`: three tokens, the middle one the answer's value, whose
+    top_logprobs are `alternatives` (token -> probability)."""
+    start = content.index('"answer": "') + len('"answer": "')
+    end = content.index('"', start)
+    alts = [{"token": t, "logprob": math.log(p)} for t, p in alternatives.items()]
+    return [{"token": content[:start], "logprob": 0.0, "top_logprobs": []},
+            {"token": content[start:end], "logprob": alts[0]["logprob"] if alts else 0.0, "top_logprobs": alts},
+            {"token": content[end:], "logprob": 0.0, "top_logprobs": []}]
+
+
+def wire_reply(path: str, content: str | None, logprobs: list | None = None) -> dict:
     """The provider's response body around `content`, chosen by the request path."""
     if path.endswith("/chat/completions"):
-        return {"id": "chatcmpl-standin", "object": "chat.completion", "model": MODEL,
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
+        choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+        if logprobs is not None:
+            choice["logprobs"] = {"content": logprobs}
+        return {"id": "chatcmpl-standin", "object": "chat.completion", "model": MODEL, "choices": [choice],
                 "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}
     if path.endswith("/messages"):
         # a forced tool call answers with the tool's input object; text that is not one stays text
@@ -57,6 +113,7 @@ class Script:
         self.delay = 0.0                    # seconds before each answer (the batch benchmark's judge latency)
         self.raw: bytes | None = None
         self.failures: list[tuple[int, dict]] = []
+        self.logprobs = None                # (body, content) -> OpenAI logprobs tokens, or None
 
     def __call__(self, request: Recorded):
         if self.delay:
@@ -68,8 +125,9 @@ class Script:
             return self.status, {"Content-Type": "application/json"}, self.raw
         if self.status != 200:
             return self.status, {}, {"error": {"message": f"stand-in failure {self.status}"}}
-        content = self.content(request.json()) if callable(self.content) else self.content
-        return 200, {}, wire_reply(request.path, content)
+        body = request.json() if callable(self.content) or self.logprobs else None
+        content = self.content(body) if callable(self.content) else self.content
+        return 200, {}, wire_reply(request.path, content, self.logprobs(body, content) if self.logprobs else None)
 
 
 def judge_standin() -> StandIn:

@@ -4,8 +4,10 @@ Rules:
 - A method answers in the JSON judge's label space: {label, evidence_quote, confidence, reason, model,
   p_supported, calls, steps}. `p_supported` is the method's probability that the claim is supported
   (what AUROC ranks); `steps` lists each step's question text and answer, for the trace.
-- Every step is one model call through the cache (`judges.choice_step` / the JSON judge), stamped with
-  the model and date like every other call.
+- Every step is one model call through the cache, stamped with the model and date like every other call.
+  A Choice step goes where `Settings.choice_via` says: typesafe-sdk (`judges.choice_step`) or the JSON
+  provider (`choice_json.choice_step`, one call per question); a generation step to JUDGE_PROVIDER.
+- Every verdict carries `method`: the name of the method that answered (after any fallback).
 - A step that answers off its contract makes the verdict not_found with the reason
   `judge_output_invalid: step N: <what was wrong>` (confidence 0); the method's other steps still run,
   and nothing off-contract is cached. A judge that cannot be reached raises JudgeUnavailable (verify
@@ -18,7 +20,7 @@ from __future__ import annotations
 from ...cache import request_key
 from ...context import RunContext
 from ...vocabulary import JUDGE_CALL_BUDGET, JUDGE_OUTPUT_INVALID, NOT_FOUND
-from .. import judges
+from .. import choice_json, judges
 from ..judge_contract import OffContract
 
 
@@ -52,9 +54,15 @@ class Steps:
         return answer
 
     def choice(self, what: str, state: dict, questions: dict, model: str) -> dict | None:
-        """A Choice step (`judges.choice_step`), under the key it is cached by."""
-        key = request_key("typesafe.system_one", model, judges.step_request(state, questions))
-        return self.run(what, lambda: judges.choice_step(state, questions, self.ctx), key)
+        """A Choice step where `choice_via` sends it, under the key it is cached by (one question's key; a
+        list for several questions over a JSON provider, one call each)."""
+        settings = self.ctx.settings
+        if settings.choice_via == "typesafe":
+            key = request_key("typesafe.system_one", model, judges.step_request(state, questions))
+            return self.run(what, lambda: judges.choice_step(state, questions, self.ctx), key)
+        keys = list(choice_json.request_keys(state, questions, settings).values())
+        return self.run(what, lambda: choice_json.choice_step(state, questions, self.ctx),
+                        keys[0] if len(keys) == 1 else keys)
 
     def generate(self, what: str, messages: list[dict], schema: dict, check) -> object | None:
         """A JSON generation step (`judges.json_step`, cached as 'judge.<what>/<provider>'), under its key."""
@@ -80,7 +88,8 @@ class JudgeMethod:
     name = ""
 
     def model(self, settings) -> str:
-        return settings.typesafe_model
+        """The model the verdict names: the one its Choice questions are asked of."""
+        return settings.choice_model
 
     def steps(self, claim: str, passages: list[str], steps: Steps) -> dict:
         """The verdict from the steps' answers (see module rules); called by `judge`."""
@@ -93,7 +102,8 @@ class JudgeMethod:
         try:
             out = self.steps(claim, passages, steps)
         except BudgetExceeded as exc:
-            return unusable(f"{JUDGE_CALL_BUDGET}: {self.name} {exc}", model, steps)
-        if steps.invalid:
-            return unusable(f"{JUDGE_OUTPUT_INVALID}: {'; '.join(steps.invalid)}", model, steps)
-        return out
+            out = unusable(f"{JUDGE_CALL_BUDGET}: {self.name} {exc}", model, steps)
+        else:
+            if steps.invalid:
+                out = unusable(f"{JUDGE_OUTPUT_INVALID}: {'; '.join(steps.invalid)}", model, steps)
+        return {**out, "method": self.name}

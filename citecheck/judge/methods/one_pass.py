@@ -1,8 +1,9 @@
 """The one-pass baselines as methods: one Choice question over the shown passages, or the JSON judge.
 
 Rules:
-- choice: `judges.choice_judge` over the shown passages joined by blank lines (the same request the
-  evaluation always sent); supports -> supported, contradicts -> contradicted, says_nothing -> not_found.
+- choice: one Choice question over the shown passages joined by blank lines (the same request the
+  evaluation always sent), where `Settings.choice_via` sends it (`choice_relation`); supports ->
+  supported, contradicts -> contradicted, says_nothing -> not_found.
   Choice names no sentence, so its evidence is the top passage it was shown (verbatim by construction);
   p_supported is P(supports), confidence the Choice confidence.
 - json: `judges.json_judge` unchanged (one call, its own quote); p_supported is its confidence when it
@@ -12,12 +13,28 @@ from __future__ import annotations
 
 from ...cache import request_key
 from ...vocabulary import JUDGE_LABELS, JUDGE_OUTPUT_INVALID, NOT_FOUND, RELATIONS
-from .. import judges
+from .. import choice_json, judges
 from .base import JudgeMethod, Steps, unusable, verdict
 
 LABEL_OF = dict(zip(RELATIONS, JUDGE_LABELS))
 """Choice relation -> JSON label (supports -> supported, contradicts -> contradicted, says_nothing ->
 not_found)."""
+
+
+def choice_relation(claim: str, source: str, ctx) -> dict:
+    """The one-pass Choice judge where `choice_via` sends it: `judges.choice_judge` (typesafe-sdk) or
+    `choice_json.choice_judge` (a JSON provider) -> {relation, confidence, probabilities, model}."""
+    if ctx.settings.choice_via == "typesafe":
+        return judges.choice_judge(claim, source, ctx)
+    return choice_json.choice_judge(claim, source, ctx)
+
+
+def choice_key(claim: str, source: str, settings) -> str:
+    """The cache key `choice_relation` reads and writes."""
+    if settings.choice_via == "typesafe":
+        return request_key("typesafe.system_one", settings.typesafe_model, judges.choice_request(claim, source))
+    state = judges.choice_state(claim, source)
+    return choice_json.request_keys(state, {"relation": judges.choice_question()}, settings)["relation"]
 
 
 class ChoiceMethod(JudgeMethod):
@@ -27,12 +44,12 @@ class ChoiceMethod(JudgeMethod):
         model = self.model(steps.ctx.settings)
         steps.reserve(1)
         steps.calls += 1
+        source = "\n\n".join(passages)
         try:
-            answer = judges.choice_judge(claim, "\n\n".join(passages), steps.ctx)
+            answer = choice_relation(claim, source, steps.ctx)
         except judges.JudgeOutputInvalid as exc:
             return unusable(f"{JUDGE_OUTPUT_INVALID}: {exc}", model, steps)
-        source = "\n\n".join(passages)
-        key = request_key("typesafe.system_one", model, judges.choice_request(claim, source))
+        key = choice_key(claim, source, steps.ctx.settings)
         steps.done.append({"step": 1, "asked": judges.CHOICE_INSTRUCTIONS, "answer": answer, "key": key})
         label = LABEL_OF[answer["relation"]]
         quote = passages[0] if label != NOT_FOUND and passages else None
