@@ -76,14 +76,17 @@ def capable(directory: Path) -> None:
                 results = L.capable_results(L.context(directory, provider, server.url, method),
                                             L.context(directory, provider, foundation.url, method))
                 right = sum(r["answer"] == r["gold"] for r in results.values())
-                row[provider] = f"{right}/{len(results)}"
+                answered = {r["method"] for r in results.values() if r.get("method") not in (None, method)}
+                by = f" (by {', '.join(sorted(answered))})" if answered else ""
+                row[provider] = f"{right}/{len(results)}{by}"
                 missed = [f"{case} -> {r['answer']}" for case, r in results.items()
                           if r["answer"] != r["gold"]]
                 if missed:
                     wrong.append(f"{method} x {provider}: {'; '.join(missed)}")
             rows.append(row)
     print("CAPABLE judge: right cells of supported, contradicted, silent, foundation check, "
-          "foundation verify")
+          "foundation verify\n"
+          "(by: the method that answered when not the one set; one_pass is each flow's baseline)")
     print(L.table(rows, ["method", *L.PROVIDERS]))
     print("\n".join(wrong) or "every cell right")
 

@@ -194,7 +194,7 @@ def traced(ctx: RunContext, claim: str, text: str, url: str = "text:") -> dict:
     except Exception as exc:                    # noqa: BLE001 - a flow that raises is a wrong answer
         return {"label": _error(exc), "reason": str(exc)[:200], "quote": None}
     return {"label": trace.row["label"], "reason": trace.row["reason"], "quote": trace.row["evidence_quote"],
-            "method": trace.row.get("method")}
+            "method": (trace.judged or {}).get("method")}
 
 
 def checked(ctx: RunContext, document, citations: list[dict]) -> list[dict]:
@@ -327,7 +327,7 @@ def perfect_results(ctx: RunContext, oracle, base_url: str, directory: Path,
 
 
 def _answer(got: dict) -> dict:
-    return {"answer": got["label"], "reason": got.get("reason")}
+    return {"answer": got["label"], "reason": got.get("reason"), "method": got.get("method")}
 
 
 def retrieval_misses(rows: dict[str, dict]) -> list[str]:

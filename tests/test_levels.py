@@ -20,10 +20,11 @@ from standins.oracle import oracle_standin
 import levels as L
 from citecheck.web import fixture_site as site
 
-R11 = ("the section's contradicting sentence ('…all claims that are not understood by implementations MUST "
-       "be ignored.') shares no rare word with the claim ('understand', 'rejected'): BM25 ranks it last (6th of 6), "
-       "and pooled asks the top 4 sentences, decompose and qa the top 3; the judge is never shown it")
-KNOWN: dict[tuple[str, str, str], str] = {(dataset, method, "R11"): R11 for dataset in ("rfc verify", "rfc check")
+R11 = ("the section's contradicting sentence ('…all claims that are not understood by implementations "
+       "MUST be ignored.') shares no rare word with the claim ('understand', 'rejected'): BM25 ranks it last "
+       "(6th of 6), and pooled asks the top 4 sentences, decompose and qa the top 3; the judge never sees it")
+KNOWN: dict[tuple[str, str, str], str] = {(dataset, method, "R11"): R11
+                                          for dataset in ("rfc verify", "rfc check")
                                           for method in ("pooled", "decompose", "qa")}
 """(dataset, method, case id) -> why the pipeline (not the stand-in) gets it wrong: strict xfails. Capable
 cases are keyed ("capable", method, "provider:case")."""
@@ -54,17 +55,20 @@ def perfect():
 
 @pytest.fixture(scope="module")
 def results(perfect, tmp_path_factory):
-    """method -> dataset -> case -> {gold, answer}: every flow over the perfect judge, computed once."""
+    """(method, judge) -> dataset -> case -> {gold, answer}, computed once: every flow over the perfect
+    judge configured as Choice endpoint + OpenAI ("both"); the RFC pairs through verify for a judge alone."""
     directory = tmp_path_factory.mktemp("levels")
     memo: dict = {}
 
-    def of(method: str) -> dict:
-        if method not in memo:
+    def of(method: str, provider: str = "both") -> dict:
+        if (method, provider) not in memo:
+            datasets = (tuple(d for d in L.DATASETS if d != "wice tune") if provider == "both"
+                        else ("rfc verify",))
             with site.start(port=0) as running:
-                ctx = L.context(directory, "both", perfect.url, method)
-                memo[method] = L.perfect_results(ctx, perfect.oracle, running.base_url, directory,
-                                                 tuple(d for d in L.DATASETS if d != "wice tune"))
-        return memo[method]
+                ctx = L.context(directory, provider, perfect.url, method)
+                memo[(method, provider)] = L.perfect_results(ctx, perfect.oracle, running.base_url, directory,
+                                                             datasets)
+        return memo[(method, provider)]
     return of
 
 
@@ -73,6 +77,13 @@ def results(perfect, tmp_path_factory):
 @pytest.mark.parametrize("method,pair", cases("rfc verify", RFC))
 def test_perfect_judge_gets_every_rfc_pair_through_verify(results, method, pair):
     got = results(method)["rfc verify"][pair]
+    assert got["answer"] == got["gold"], got
+
+
+@pytest.mark.parametrize("method,pair", cases("rfc verify", RFC))
+def test_perfect_judge_alone_on_openai_gets_every_rfc_pair(results, method, pair):
+    """Every Choice question as JSON to OpenAI, its probabilities read from the logprobs."""
+    got = results(method, "openai")["rfc verify"][pair]
     assert got["answer"] == got["gold"], got
 
 
@@ -148,13 +159,14 @@ def test_the_oracle_answers_each_question_kind_from_gold():
     oracle = Oracle(Gold([{"claim": "Water boils at 100 °C.", "support": [L.SEA_LEVEL]},
                           {"claim": "Water boils at 50 °C.", "against": [L.SEA_LEVEL]}]))
     wrapped = L.SEA_LEVEL.replace(" pure ", "\n   pure ")
-    assert oracle.right({"claim": "Water boils at 100 °C.", "text": wrapped}, ("yes", "no", "unknown")) == "yes"
-    assert oracle.right({"claim": "Water boils at 50 °C.", "text": L.SEA_LEVEL}, ("yes", "no", "unknown")) == "no"
-    assert oracle.right({"claim": "Water boils at 50 °C.", "text": L.SALT}, ("yes", "no", "unknown")) == "unknown"
+    sentence = ("yes", "no", "unknown")
+    assert oracle.right({"claim": "Water boils at 100 °C.", "text": wrapped}, sentence) == "yes"
+    assert oracle.right({"claim": "Water boils at 50 °C.", "text": L.SEA_LEVEL}, sentence) == "no"
+    assert oracle.right({"claim": "Water boils at 50 °C.", "text": L.SALT}, sentence) == "unknown"
     assert oracle.right({"claim": "Water boils at 50 °C.", "source": f"x. {L.SEA_LEVEL}"},
                         ("supports", "contradicts", "says_nothing")) == "contradicts"
     verdict = oracle.verdict("Water boils at 100 °C.", [L.SALT, f"Intro. {wrapped} More."])
-    assert verdict == {"label": "supported", "evidence_quote": wrapped, "confidence": 1.0}   # verbatim, wrap kept
+    assert verdict == {"label": "supported", "evidence_quote": wrapped, "confidence": 1.0}   # the wrap kept
     answer = oracle.qa_answer("Water boils at 100 °C.", wrapped)["answer"]
     assert len(answer) <= 80 and answer in L.SEA_LEVEL
     assert oracle.right({"question": "Water boils at 100 °C.", "answer_1": "yes", "answer_2": answer},
@@ -181,14 +193,15 @@ def test_the_stand_in_speaks_each_providers_choice_envelope(path):
     import math
 
     import httpx
-    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no", "unknown"]},
+    options = {"type": "string", "enum": ["yes", "no", "unknown"]}
+    schema = {"type": "object", "properties": {"answer": options,
                                                "confidence": {"type": "number"}}}
     state = json.dumps({"claim": L.SALT_CLAIM, "text": L.SALT}, indent=1)
     messages = [{"role": "system", "content": "Is the `claim` true according to the `text`?\n- yes: ..."},
                 {"role": "user", "content": state}]
+    response_format = {"type": "json_schema", "json_schema": {"name": "choice", "schema": schema}}
     body = {"/v1/chat/completions": {"messages": messages, "logprobs": True, "top_logprobs": 5,
-                                     "response_format": {"type": "json_schema",
-                                                         "json_schema": {"name": "choice", "schema": schema}}},
+                                     "response_format": response_format},
             "/v1/messages": {"system": messages[0]["content"], "messages": messages[1:],
                              "tools": [{"name": "record_choice", "input_schema": schema}]},
             "/api/chat": {"messages": messages, "format": schema}}[path]

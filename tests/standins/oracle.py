@@ -31,7 +31,7 @@ from citecheck.matching import normalise
 
 from .http import Recorded, StandIn
 from .jev import choice_answer
-from .judge import MODEL, wire_reply
+from .judge import wire_reply
 
 SENTENCE_OPTIONS = ("yes", "no", "unknown")
 SOURCE_OPTIONS = ("supports", "contradicts", "says_nothing")
@@ -254,4 +254,4 @@ def oracle_standin(stories: list[dict], profile=perfect) -> StandIn:
     return server
 
 
-__all__ = ["Gold", "MODEL", "Oracle", "oracle_standin", "perfect", "verbatim"]
+__all__ = ["Gold", "Oracle", "oracle_standin", "perfect", "verbatim"]
