@@ -165,6 +165,8 @@ def test_the_oracle_answers_each_question_kind_from_gold():
     assert oracle.right({"claim": "Water boils at 50 °C.", "text": L.SALT}, sentence) == "unknown"
     assert oracle.right({"claim": "Water boils at 50 °C.", "source": f"x. {L.SEA_LEVEL}"},
                         ("supports", "contradicts", "says_nothing")) == "contradicts"
+    assert oracle.right({"claim": "Water boils at 100 °C.", "document": f"x. {wrapped}"}, ("yes", "no")) == "yes"
+    assert oracle.right({"claim": "Water boils at 50 °C.", "document": L.SEA_LEVEL}, ("yes", "no")) == "no"
     verdict = oracle.verdict("Water boils at 100 °C.", [L.SALT, f"Intro. {wrapped} More."])
     assert verdict == {"label": "supported", "evidence_quote": wrapped, "confidence": 1.0}   # the wrap kept
     answer = oracle.qa_answer("Water boils at 100 °C.", wrapped)["answer"]

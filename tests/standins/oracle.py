@@ -6,7 +6,8 @@ Rules:
   comparison): a text "holds" a span when the normalised span is a substring of the normalised text.
 - A per-sentence question {claim, text} (options yes / no / unknown): yes where the text holds a support
   span of the claim, else no where it holds an against span, else unknown. The one-pass Choice question
-  {claim, source}: supports / contradicts / says_nothing by the same rule over the whole source.
+  {claim, source}: supports / contradicts / says_nothing by the same rule over the whole source. A
+  yes / no question {claim, document} (LLM-AggreFact's): yes where the document holds a support span.
 - JSON verdicts: the label by the same rule over the passages, the evidence quote the span as the passage
   writes it (verbatim), confidence 1 (or the profile's). decompose's facts: the claim as its one fact. qa:
   the question is the claim, the claim's answer "yes"; the source's answer is the held span's opening words
@@ -36,6 +37,7 @@ from .judge import wire_reply
 SENTENCE_OPTIONS = ("yes", "no", "unknown")
 SOURCE_OPTIONS = ("supports", "contradicts", "says_nothing")
 SAME_OPTIONS = ("same", "different")
+SUPPORT_OPTIONS = ("yes", "no")
 LABEL_OF = dict(zip(SOURCE_OPTIONS, ("supported", "contradicted", "not_found")))
 ANSWER_CHARS = 80
 _PASSAGE_LINE = re.compile(r"^--- passage \d+ ---$", re.M)
@@ -136,9 +138,12 @@ class Oracle:
             return "same" if same else "different"
         claim = state.get("claim", "")
         self._known(claim)
-        held, _ = self._held(claim, state.get("text", state.get("source", "")))
+        text = next((state[k] for k in ("text", "source", "document") if k in state), "")
+        held, _ = self._held(claim, text)
         if kinds == set(SENTENCE_OPTIONS):
             return {"support": "yes", "against": "no"}.get(held, "unknown")
+        if kinds == set(SUPPORT_OPTIONS):
+            return "yes" if held == "support" else "no"
         if kinds == set(SOURCE_OPTIONS):
             return {"support": "supports", "against": "contradicts"}.get(held, "says_nothing")
         return options[-1]
