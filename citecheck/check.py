@@ -9,8 +9,9 @@ Rules:
   an offline cache miss) is a row with verdict `judge_unavailable` (never automatic) and the others
   are still checked; once the live judge has failed, the rest are only replayed from the cache, so
   one outage costs one timeout. `check` then prints one hint line and exits 1.
-- `auto` is the AUTO_ACCEPT gate (`review.decide`); `check` audits its rows when AUDIT_DB is set
-  (`audit.source`).
+- `auto` is the AUTO_ACCEPT gate (`review.decide`) at the threshold in force for the model that answered;
+  `auto_note` says why when none is (printed in --json, and once on stderr); `check` audits its rows when
+  AUDIT_DB is set (`audit.source`).
 - A document-only citation (no quote and no section: an OpenAI `file_citation`) is skipped with a
   problem line: there is no quote to find and no section to judge (`checkable`).
 - `--answer FILE` takes the citations from an LLM answer (`answer_citations`); `--fail-on` is the CI
@@ -31,7 +32,7 @@ from .judge import judges, methods
 from .source import sources
 from .source.sources import Document
 from .verdict import ci_gate
-from .verdict.review import decide
+from .verdict.review import Gate, decide, gate_of
 from .vocabulary import ANSWER_FORMAT_CHOICES, CHECK_COLUMNS, JUDGE_UNAVAILABLE, MISQUOTED, MISSING, SourceRow
 
 JUDGE_FAILURES = (judges.JudgeUnavailable, CacheMiss, MissingSetting)
@@ -48,11 +49,11 @@ UNJUDGED = {"relation": None, "confidence": None, "verdict": JUDGE_UNAVAILABLE, 
 
 
 def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
-                  threshold: float | None = None, judge: Callable[[str, str], dict] | None = None,
+                  threshold: float | Gate | None = None, judge: Callable[[str, str], dict] | None = None,
                   unavailable: list[tuple[str, str]] | None = None) -> list[tuple[dict, matching.Match]]:
     """(SourceRow dict, Match) per citation; each judge failure is appended to `unavailable` as
-    (id, message) and its row is `judge_unavailable` (see module rules)."""
-    threshold = ctx.settings.auto_accept if threshold is None else threshold
+    (id, message) and its row is `judge_unavailable` (see module rules). `threshold`: `review.gate_of`."""
+    threshold = gate_of(threshold, ctx.settings)
     judge_ctx = ctx
     out = []
     for citation in citations:
@@ -77,7 +78,7 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
 
 
 def check_citations(document: Document, citations: list[dict], ctx: RunContext, *,
-                    threshold: float | None = None, judge: Callable[[str, str], dict] | None = None,
+                    threshold: float | Gate | None = None, judge: Callable[[str, str], dict] | None = None,
                     unavailable: list[tuple[str, str]] | None = None) -> list[dict]:
     """One SourceRow dict per citation: id, status, section, relation, confidence, verdict, auto."""
     return [row for row, _ in check_matches(document, citations, ctx, threshold=threshold, judge=judge,
@@ -157,13 +158,15 @@ def run(args, ctx: RunContext) -> int:
     for message in errors + warnings:                 # a warning (a duplicate id) keeps the citation
         print(f"citecheck check: {message}", file=sys.stderr)
     unavailable: list[tuple[str, str]] = []
-    checked = check_matches(document, citations, ctx, threshold=ctx.settings.auto_accept, unavailable=unavailable)
+    gate = Gate.of(ctx.settings)
+    checked = check_matches(document, citations, ctx, threshold=gate, unavailable=unavailable)
     if ctx.settings.audit_db is not None:
         _audit(ctx, args, document, citations, [row for row, _ in checked])
     columns = COLUMNS + ("expected",) * args.expected
     rows = [{**row, "expected": citation.get("expected")} for (row, _), citation in zip(checked, citations)]
     if args.json:
         print(json.dumps([{col: row[col] for col in columns} | ({"diff": match.diff} if match.diff else {})
+                          | ({"auto_note": row["auto_note"]} if row["auto_note"] else {})
                           for row, (_, match) in zip(rows, checked)], indent=2))
     else:
         print(document.summary(total))
@@ -175,8 +178,9 @@ def run(args, ctx: RunContext) -> int:
         print(f"citecheck check: no usable citations in {args.citations or args.answer}", file=sys.stderr)
     if unavailable:
         print(unavailable_hint(unavailable, len(citations)), file=sys.stderr)
-    gate = ci_gate.verdict_gate(rows, args.fail_on) if args.fail_on else None
-    return ci_gate.finish("check", bool(errors or unavailable or not citations), gate)
+    gate.tell(rows, "check")
+    failing = ci_gate.verdict_gate(rows, args.fail_on) if args.fail_on else None
+    return ci_gate.finish("check", bool(errors or unavailable or not citations), failing)
 
 
 def agreement_line(rows: list[dict]) -> str:

@@ -53,7 +53,8 @@ DEFAULTS = {
     "CITECHECK_OFFLINE": "0",
     "BATCH_CONCURRENCY": "4",
     "AUDIT_DB": "",
-    "AUTO_ACCEPT": "0.8",
+    "AUTO_ACCEPT": "",
+    "AUTO_ACCEPT_TABLE": "",
     "CITECHECK_ALLOW_PRIVATE": "0",
     "CITECHECK_ALLOW_HOSTS": "",
     "API_MAX_URLS": "10",
@@ -86,6 +87,9 @@ DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-la
 """openai's default is the local judge's model (served on an OpenAI-compatible endpoint), so offline
 replays hit the published cache; with OPENAI_API_KEY and OpenAI's own base URL it is HOSTED_OPENAI_MODEL
 (`default_models`)."""
+
+GATE_TABLE = Path(__file__).resolve().parent.parent / "data" / "gate.json"
+"""AUTO_ACCEPT_TABLE's default: the calibration table `calibrate --write` keeps (citecheck.verdict.review)."""
 
 JOURNAL = Path("audit.db")
 """Where `batch` journals (and /review and `calibrate` read) when AUDIT_DB is not set."""
@@ -203,7 +207,8 @@ class Settings:
     offline: bool = False
     batch_concurrency: int = 4
     audit_db: Path | None = None        # AUDIT_DB when set: verify, /verify and check audit there too
-    auto_accept: float = 0.8
+    auto_accept: float | None = None    # AUTO_ACCEPT when set: every model; None: per model, from the table
+    auto_accept_table: Path = GATE_TABLE
     allow_private: bool = False
     allow_hosts: frozenset[tuple[str, int]] = frozenset()
     api: ApiLimits = field(default_factory=ApiLimits)
@@ -257,7 +262,8 @@ class Settings:
             offline=read.flag("CITECHECK_OFFLINE"),
             batch_concurrency=read.positive("BATCH_CONCURRENCY", integer=True),
             audit_db=Path(read.text("AUDIT_DB")) if read.text("AUDIT_DB") else None,
-            auto_accept=read.fraction("AUTO_ACCEPT"),
+            auto_accept=read.fraction("AUTO_ACCEPT") if read.text("AUTO_ACCEPT") else None,
+            auto_accept_table=Path(read.text("AUTO_ACCEPT_TABLE") or GATE_TABLE),
             allow_private=read.flag("CITECHECK_ALLOW_PRIVATE"),
             allow_hosts=parse_origins(read.text("CITECHECK_ALLOW_HOSTS")),
             api=ApiLimits(max_urls=read.positive("API_MAX_URLS", integer=True),

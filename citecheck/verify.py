@@ -18,8 +18,9 @@ Rules:
   the message says how. So does `cancellation.Cancelled` (the API gave up waiting: nobody reads the row).
 - One label per claim: any contradicted → contradicted; else any supported → supported; else all
   unreachable → unreachable; else not_found (`aggregate.overall`).
-- Every row carries the AUTO_ACCEPT gate's `auto` (`review.gated`); `threshold` None means the run
-  context's AUTO_ACCEPT. `verify` audits its citations (batch `verify`) when AUDIT_DB is set.
+- Every row carries the AUTO_ACCEPT gate's `auto` (`review.gated`, at the threshold in force for the model
+  that answered, `auto_note` saying why when none is); `threshold` is `review.gate_of`'s (None: the run's).
+  `verify` audits its citations (batch `verify`) when AUDIT_DB is set.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ from .judge import methods
 from .judge.judges import JudgeUnavailable
 from .verdict.aggregate import overall
 from .verdict.guard import guard
-from .verdict.review import gated
+from .verdict.review import Gate, gate_of, gated
 from .vocabulary import (
     CHECK_FAILED,
     CRAWL_FAILED,
@@ -126,8 +127,8 @@ def _traced(claim: str, url: str, ctx: RunContext) -> Trace:
     return judge_page(claim, page, ctx)
 
 
-def _settled(claim: str, url: str, ctx: RunContext, threshold: float | None, traced) -> Trace:
-    """`traced()`, its failures labelled (module rules), the row gated."""
+def _settled(claim: str, url: str, ctx: RunContext, threshold: float | Gate | None, traced) -> Trace:
+    """`traced()`, its failures labelled (module rules), the row gated for the model that answered."""
     try:
         trace = traced()
     except OPERATOR_ERRORS:
@@ -135,33 +136,42 @@ def _settled(claim: str, url: str, ctx: RunContext, threshold: float | None, tra
     except Exception as exc:               # noqa: BLE001 - one citation's failure must not lose the others
         log.warning("%s", config.redact(f"{url}: check failed: {type(exc).__name__}: {exc}"))
         trace = Trace(claim, url, _row(url, None, NOT_FOUND, CHECK_FAILED))
-    trace.row = gated(trace.row, ctx.settings.auto_accept if threshold is None else threshold)
+    trace.row = gated(trace.row, gate_of(threshold, ctx.settings), answered_by(trace))
     return trace
 
 
-def trace_citation(claim: str, url: str, ctx: RunContext, threshold: float | None = None) -> Trace:
+def answered_by(trace: Trace) -> str | None:
+    """The model whose verdict the row carries (None: no model answered)."""
+    return trace.judged.get("model") if trace.judged else None
+
+
+def trace_citation(claim: str, url: str, ctx: RunContext, threshold: float | Gate | None = None) -> Trace:
     """Check one claim-URL pair and keep every intermediate step (see module rules); the row is gated."""
     return _settled(claim, url, ctx, threshold, lambda: _traced(claim, url, ctx))
 
 
 def trace_text(claim: str, text: str, ctx: RunContext, url: str = "text:",
-               threshold: float | None = None) -> Trace:
+               threshold: float | Gate | None = None) -> Trace:
     """The fetch-free flow: `claim` against a page whose text is `text` (as `url`), with the same passages,
     retrieval, judge, guard, failure labels and gate as `trace_citation`."""
     return _settled(claim, url, ctx, threshold, lambda: judge_page(claim, page_of(url, text), ctx))
 
 
-def verify_citation(claim: str, url: str, ctx: RunContext, threshold: float | None = None, *,
+def verify_citation(claim: str, url: str, ctx: RunContext, threshold: float | Gate | None = None, *,
                     with_passages: bool = False) -> dict:
     """One claim-URL pair -> a CitationRow dict; network and judge failures become labelled rows.
-    `with_passages` adds `passages`, what the judge read (for the audit DB; None when no model was asked)."""
+    `with_passages` adds `passages`, what the judge read (for the audit DB; None when no model was asked),
+    and `model`, the model that answered (a gate applied again reads it)."""
     trace = trace_citation(claim, url, ctx, threshold)
-    return {**trace.row, "passages": trace.shown or None} if with_passages else trace.row
+    if not with_passages:
+        return trace.row
+    return {**trace.row, "passages": trace.shown or None, "model": answered_by(trace)}
 
 
-def verify_claim(claim: str, urls: list[str], ctx: RunContext, threshold: float | None = None, *,
+def verify_claim(claim: str, urls: list[str], ctx: RunContext, threshold: float | Gate | None = None, *,
                  with_passages: bool = False) -> dict:
     """{claim, overall, citations}: each URL checked in order, one label for the claim."""
+    threshold = gate_of(threshold, ctx.settings)
     citations = [verify_citation(claim, url, ctx, threshold, with_passages=with_passages) for url in urls]
     return {"claim": claim, "overall": overall(c["label"] for c in citations), "citations": citations}
 
@@ -199,7 +209,9 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
             netguard.check_url(url, allow_private=True)   # scheme and host only; addresses are fetch's
         except netguard.BlockedURL as exc:
             raise ValueError(f"--url {url!r} is not an http(s) URL with a host ({exc})") from None
-    result = verify_claim(claim, args.urls, ctx, ctx.settings.auto_accept, with_passages=True)
+    gate = Gate.of(ctx.settings)
+    result = verify_claim(claim, args.urls, ctx, gate, with_passages=True)
+    gate.tell(result["citations"], "verify")
     if ctx.settings.audit_db is not None:
         conn = audit.connect(ctx.settings.audit_db)
         try:

@@ -180,6 +180,7 @@ class CitationRow(_Row):
     rid: str | None = None
     reason: str | None = None
     auto: bool | None = None      # the AUTO_ACCEPT gate (`review.gate`): True accepted, False to a person
+    auto_note: str | None = None  # why a person reviews when no AUTO_ACCEPT is in force for the model
 
 
 def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: dict) -> type:
@@ -195,7 +196,7 @@ def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: 
 _CLAIM_ORDER = ("url", "label", "reason", "confidence", "evidence_quote", "final_url", "original_status", "rid")
 
 BatchRow = _extended("BatchRow", "One citation of a batch: its claim, its row, and the claim's overall label.",
-                     {"id": "str", "claim": "str"}, (*_CLAIM_ORDER, "auto"), {"overall": "str"})
+                     {"id": "str", "claim": "str"}, (*_CLAIM_ORDER, "auto", "auto_note"), {"overall": "str"})
 
 FLOWS = ("web", "source")
 """Which flow decided an audited citation: live-web (a URL) or source-document (a section)."""
@@ -229,6 +230,7 @@ class SourceRow(_Row):
     confidence: float | None
     verdict: str
     auto: bool
+    auto_note: str | None = None  # as CitationRow's
 
 
 CHECK_COLUMNS = ("id", "status", "relation", "confidence", "verdict", "auto")

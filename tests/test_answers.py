@@ -36,6 +36,13 @@ def main(capsys, *argv):
     return code, out, err.splitlines()
 
 
+@pytest.fixture(autouse=True)
+def fixed_gate(monkeypatch):
+    """These tests read answers, not the gate: the CLI runs at the AUTO_ACCEPT they were written under (0.8),
+    so no 'to a person, uncalibrated' line joins the stderr they compare (tests/test_review.py has that)."""
+    monkeypatch.setenv("AUTO_ACCEPT", "0.8")
+
+
 @pytest.fixture
 def jev(monkeypatch):
     with jev_standin(SUPPORTS) as server:

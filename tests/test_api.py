@@ -23,7 +23,8 @@ URL = "https://example.org/article"
 def verdict(claim, urls, label="supported"):
     return {"claim": claim, "overall": label,
             "citations": [{"url": u, "label": label, "evidence_quote": "quoted", "confidence": 0.9,
-                           "final_url": u, "original_status": 200, "rid": None, "reason": None, "auto": True}
+                           "final_url": u, "original_status": 200, "rid": None, "reason": None, "auto": True,
+                           "auto_note": None}
                           for u in urls]}
 
 
@@ -80,10 +81,35 @@ def test_health_reports_limits_and_replay_mode():
 def test_verify_delegates_the_claim_and_urls_unchanged():
     fake = FakeVerify()
     urls = [URL, "http://example.com/b?x=1#frag"]
-    response = post(app_with(fake), {"claim": "  Water boils at 100 °C.  ", "urls": urls})
+    response = post(app_with(fake, ctx=context(auto_accept=0.8)),
+                    {"claim": "  Water boils at 100 °C.  ", "urls": urls})
     assert response.status_code == 200
     assert fake.calls == [("  Water boils at 100 °C.  ", urls)]
     assert response.json() == verdict("  Water boils at 100 °C.  ", urls)
+
+
+def test_each_citation_is_gated_for_the_model_that_answered_it(tmp_path, capsys):
+    """The table's threshold for the answering model (verify's `model`), else a person and the note, told
+    once on stderr per server run, not per request; a citation no model answered stays automatic."""
+    table = tmp_path / "gate.json"
+    table.write_text(json.dumps({"m": {"threshold": 0.85}}))
+
+    def answered(claim, urls):
+        result = verdict(claim, urls)
+        for citation, model in zip(result["citations"], ("m", "n", None)):
+            citation["model"] = model
+        result["citations"][2]["confidence"] = None
+        return result
+    app = app_with(FakeVerify(answered), ctx=context(auto_accept=None, auto_accept_table=table))
+    urls = [URL, "https://example.org/b", "https://example.org/c"]
+    bodies = [post(app, {"claim": "c", "urls": urls}).json() for _ in range(2)]
+    assert [(c["auto"], c["auto_note"]) for c in bodies[0]["citations"]] == [
+        (True, None),
+        (False, f"uncalibrated: no AUTO_ACCEPT for n in {table}: run `calibrate --model n --write` or set "
+                "AUTO_ACCEPT"),
+        (True, None)]
+    assert bodies[1] == bodies[0] and "model" not in bodies[0]["citations"][0]
+    assert capsys.readouterr().err.count("uncalibrated: no AUTO_ACCEPT for n") == 1
 
 
 def test_extra_keys_from_verify_are_not_exposed():
@@ -526,7 +552,7 @@ def test_offline_cache_miss_through_the_api_is_a_labelled_verdict(tmp_path):
     assert response.status_code == 200
     assert response.json() == {"claim": "c", "overall": "unreachable", "citations": [
         {"url": url, "label": "unreachable", "evidence_quote": None, "confidence": None, "final_url": None,
-         "original_status": None, "rid": None, "reason": "cache_miss", "auto": True}]}
+         "original_status": None, "rid": None, "reason": "cache_miss", "auto": True, "auto_note": None}]}
 
 
 # --- the dry run: `serve --dry-run` in its own process, answering from the cache -----------------------

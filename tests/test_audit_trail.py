@@ -56,7 +56,7 @@ def test_verify_api_audits_every_answer_through_one_writer_and_loses_none(make_c
         finally:
             with lock:
                 running[0] -= 1
-    app = create_app(make_ctx(), verify, limits=Limits(concurrency=4, queue_timeout=60))
+    app = create_app(make_ctx(auto_accept=0.8), verify, limits=Limits(concurrency=4, queue_timeout=60))
     bodies = [{"claim": f"claim {i}", "urls": [f"https://example.org/{i}/a", f"https://example.org/{i}/b"]}
               for i in range(60)]
     responses = post_all(app, bodies)
@@ -126,6 +126,7 @@ def test_verify_cli_audits_with_the_passages_the_judge_read(audit_db_set, monkey
                                                                       "(212 °F).", 0.95)
         monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
         monkeypatch.setenv("OPENAI_BASE_URL", judge.url + "/v1")
+        monkeypatch.setenv("AUTO_ACCEPT", "0.8")                  # written under the 0.8 default
         urls = [fixture.url("/articles/boiling-point"), fixture.url("/articles/boiling-point-table-2019")]
         assert cli.main(["verify", "--claim", "Water boils at 100 °C.", *[a for u in urls for a in ("--url", u)]]) == 0
     printed = json.loads(capsys.readouterr().out)

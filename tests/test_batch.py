@@ -332,6 +332,29 @@ def test_only_model_verdicts_below_the_threshold_go_to_a_person():
     assert review.review_share([], [0.8]) == [{"threshold": 0.8, "to_review": 0, "share": 0.0}]
 
 
+def test_rows_are_gated_for_the_model_that_answered_and_gated_again_once_it_is_calibrated(tmp_path, make_ctx):
+    """Uncalibrated (the default): every verdict with a confidence to a person, with its note, stored auto=0;
+    no model asked (a 404) stays automatic. Once the model has an entry, a resumed batch re-gates its rows
+    by it and records the new `auto` in the journal."""
+    table, db = tmp_path / "gate.json", tmp_path / "journal.db"
+    ctx = make_ctx(auto_accept_table=table)
+    model = ctx.settings.judge_model                      # what the journal records as the deciding model
+    path = write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
+    first = batch.run_batch(path, ctx, verify=lambda c, u: {**fake_verify(c, u), "model": model}, db=db)
+    judged = [r for r in first.rows if r["confidence"] is not None]
+    assert len(judged) == 4 and not any(r["auto"] for r in judged)
+    assert {r["auto_note"] for r in judged} == {f"uncalibrated: no AUTO_ACCEPT for {model} in {table}: run "
+                                                f"`calibrate --model {model} --write` or set AUTO_ACCEPT"}
+    assert [(r["auto"], r["auto_note"]) for r in first.rows if r["confidence"] is None] == [(True, None)] * 2
+    with sqlite3.connect(db) as conn:
+        assert sorted(conn.execute("SELECT auto FROM citations").fetchall()) == [(0,)] * 4 + [(1,)] * 2
+    table.write_text(json.dumps({model: {"threshold": 0.85}}))
+    second = batch.run_batch(path, ctx, verify=lambda c, u: pytest.fail("nothing is checked again"), db=db)
+    assert second.reused == 6 and all(r["auto"] and r["auto_note"] is None for r in second.rows)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT auto FROM citations").fetchall() == [(1,)] * 6
+
+
 # ---------------------------------------------------------------- the real pipeline against stand-ins
 
 SEA_LEVEL = "At sea level, pure water boils at 100 °C (212 °F)."
@@ -392,6 +415,9 @@ def test_batch_through_crawlbase_and_the_judge_writes_csv_and_audit_rows_without
     assert printed.err.splitlines()[0] == f"citecheck batch: {path}: line 3: not valid JSON " \
                                            "(Expecting ',' delimiter at column 45)"
     assert printed.out.splitlines() == ["citation_precision=0.1250 (1/8)", "reachable_precision=0.2000 (1/5)"]
+    told = [line for line in printed.err.splitlines() if "to a person" in line]  # once, not once per row
+    assert len(told) == 1 and " in data/gate.json: run " in told[0]
+    assert told[0].startswith("citecheck batch: 4 verdict(s) to a person, uncalibrated: no AUTO_ACCEPT for ")
 
     with open(out, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))

@@ -2,6 +2,8 @@
 its intervals, the review share, AUTO_ACCEPT=1 with its reason, and too few labels."""
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 
@@ -10,7 +12,9 @@ import pytest
 from citecheck import audit
 from citecheck.audit import reviews
 from citecheck.evaluation import calibrate
+from citecheck.config import Settings
 from citecheck.paths import ROOT
+from citecheck.verdict import review
 
 # (confidence, the reviewer agreed) by hand. Tune: at 0.6, 10 accepted and 9 right (0.97 is wrong) = 0.90,
 # the first threshold with >= 10 accepted reaching 0.9 (at 0.5: 11 accepted, 9 right = 0.818).
@@ -27,12 +31,14 @@ def key(item_id: str) -> dict:
     return {"batch": "hand", "id": item_id, "url": f"http://h/{int(item_id[1:])}"}
 
 
-def labelled_db(path, tune=TUNE, report=REPORT, extras=True):
-    """The hand-checked rows, reviewed; plus (extras) 4 unreviewed rows and a reviewed misquote."""
+def labelled_db(path, tune=TUNE, report=REPORT, extras=True, model=""):
+    """The hand-checked rows (decided by `model`), reviewed; plus (extras) 4 unreviewed rows and a reviewed
+    misquote."""
     conn = audit.connect(path)
     for item_id, (confidence, agreed) in [*zip(TUNE_IDS, tune), *zip(REPORT_IDS, report)]:
         row = audit.write_citation(conn, "hand", item_id, "claim", {
-            "url": key(item_id)["url"], "label": "supported", "confidence": confidence, "auto": confidence >= 0.8})
+            "url": key(item_id)["url"], "label": "supported", "confidence": confidence,
+            "auto": confidence >= 0.8}, model)
         reviews.record(conn, reviews.Decision(
             "hand", item_id, row["url"], row["decided_at"], None, "confirm" if agreed else "correct",
             None if agreed else "not_found", "", "Ann"), audit.utc_now())
@@ -97,9 +103,9 @@ def test_every_label_from_the_queue_is_pointed_out(tmp_path):
     assert "every label came from the queue" in calibrate.report_lines(calibrate.calibrate(conn))[-1]
 
 
-def run_cli(*args):
+def run_cli(*args, env=None):
     return subprocess.run([sys.executable, "-m", "citecheck", "calibrate", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+                          cwd=ROOT, timeout=120, env={**os.environ, **(env or {})})
 
 
 def test_the_cli(tmp_path):
@@ -114,3 +120,57 @@ def test_the_cli(tmp_path):
     few = run_cli("--audit-db", str(tmp_path / "a.db"), "--batch", "nobody")
     assert few.returncode == 1 and len(few.stderr.strip().splitlines()) == 1 and "there are 0" in few.stderr
     assert run_cli("--audit-db", str(tmp_path / "a.db"), "--target", "2").returncode == 1
+
+
+def test_model_uses_only_that_models_labels(tmp_path):
+    conn = labelled_db(tmp_path / "a.db", model="m")
+    result = calibrate.calibrate(conn, target=0.9, model="m")
+    assert (result.tune, result.report, result.threshold, result.in_scope) == (14, 12, 0.6, 26)
+    with pytest.raises(ValueError, match=r"in the audit DB for model other there are 0"):
+        calibrate.calibrate(conn, model="other")
+
+
+def test_write_records_the_model_and_the_flows_then_gate_it_by_that(tmp_path):
+    labelled_db(tmp_path / "a.db", model="m").close()
+    table = tmp_path / "gate.json"
+    table.write_text(json.dumps({"kept": {"threshold": 0.5}}))
+    env = {"AUTO_ACCEPT_TABLE": str(table)}
+    done = run_cli("--audit-db", str(tmp_path / "a.db"), "--model", "m", "--write", env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "AUTO_ACCEPT=0.6"
+    assert lines[-2] == (f"in force for m now: uncalibrated: no AUTO_ACCEPT for m in {table}: run `calibrate "
+                         "--model m --write` or set AUTO_ACCEPT")
+    assert lines[-1] == f"wrote {table}: m AUTO_ACCEPT=0.6"
+    written = json.loads(table.read_text())
+    entry = written["m"]
+    assert written["kept"] == {"threshold": 0.5}                                 # other models' entries kept
+    assert {k: entry[k] for k in ("threshold", "precision", "n", "target", "batch")} == {
+        "threshold": 0.6, "precision": 0.8889, "n": 26, "target": 0.9, "batch": None}
+    assert entry["interval"] == pytest.approx([0.565, 0.980], abs=0.001) and len(entry["date"]) == 10
+    assert set(entry) == set(review.ENTRY_KEYS)
+    gate = review.Gate.of(Settings(auto_accept_table=table))                     # the next run's gate
+    accepted = [review.gated({"label": "supported", "confidence": c}, gate, "m")["auto"] for c in (0.6, 0.59)]
+    assert accepted == [True, False]
+    assert review.gated({"label": "supported", "confidence": 0.99}, gate, "n")["auto"] is False
+    again = run_cli("--audit-db", str(tmp_path / "a.db"), "--model", "m", "--target", "0.95", "--write",
+                    env=env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[-2] == f"in force for m now: AUTO_ACCEPT=0.6 ({table})"
+    assert json.loads(table.read_text())["m"]["threshold"] == 1.0 and json.loads(table.read_text())["m"][
+        "precision"] is None
+    gate = review.Gate.of(Settings(auto_accept_table=table))
+    assert gate.threshold("m") is None and "calibrated: no AUTO_ACCEPT reaches precision 0.95 for m" in \
+        review.gated({"label": "supported", "confidence": 1.0}, gate, "m")["auto_note"]
+
+
+def test_write_needs_a_model_and_never_overwrites_a_malformed_table(tmp_path):
+    labelled_db(tmp_path / "a.db", model="m").close()
+    no_model = run_cli("--audit-db", str(tmp_path / "a.db"), "--write")
+    assert no_model.returncode == 1 and "--write needs --model" in no_model.stderr
+    table = tmp_path / "gate.json"
+    table.write_text("{broken")
+    bad = run_cli("--audit-db", str(tmp_path / "a.db"), "--model", "m", "--write",
+                  env={"AUTO_ACCEPT_TABLE": str(table)})
+    assert bad.returncode == 1 and f"AUTO_ACCEPT_TABLE {table} is not JSON" in bad.stderr
+    assert table.read_text() == "{broken"

@@ -143,7 +143,7 @@ def test_format_table_of_no_rows_is_the_header():
 def test_expected_column_and_agreement_line(own):
     with jev_standin({"supports": 0.9, "contradicts": 0.05, "says_nothing": 0.05}) as server:
         done = run_cli("check", "--source", str(own / "notes.md"), "--citations", str(own / "citations.json"),
-                       "--expected", env={"TYPESAFE_ENDPOINT": server.url})
+                       "--expected", env={"TYPESAFE_ENDPOINT": server.url, "AUTO_ACCEPT": "0.8"})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[1].split() == ["id", "status", "relation", "confidence", "verdict", "auto", "expected"]

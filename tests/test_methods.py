@@ -210,7 +210,8 @@ def test_trace_text_gives_the_pooled_row_with_its_quote_through_the_guard(pooled
     with jev_standin(script=scripted({SUPPORTING: YES})) as server:
         trace = verify.trace_text(CLAIM, PAGE, pooled_ctx(server), url="text:page")
     assert trace.row["label"] == "supported" and trace.row["evidence_quote"] == SUPPORTING
-    assert trace.row["url"] == "text:page" and trace.row["auto"] is (trace.row["confidence"] >= 0.8)
+    assert trace.row["url"] == "text:page" and trace.row["auto"] is False      # the model has no AUTO_ACCEPT
+    assert trace.row["auto_note"].startswith(f"uncalibrated: no AUTO_ACCEPT for {trace.judged['model']} in ")
     assert trace.shown and trace.judged["calls"] == pooled.SENTENCES
 
 

@@ -88,6 +88,20 @@ def test_supported_with_a_quote_from_the_page(judge, judge_server, url, run):
     assert trace.scores == sorted(trace.scores, reverse=True)
 
 
+def test_the_row_is_gated_for_the_model_that_answered(judge, url, run, tmp_path):
+    judge.content = quoting("supported", 0.93)
+    trace = trace_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
+    model = trace.judged["model"]
+    assert trace.row["auto"] is False
+    assert f"uncalibrated: no AUTO_ACCEPT for {model} in " in trace.row["auto_note"]
+    table = tmp_path / "gate.json"
+    table.write_text(json.dumps({model: {"threshold": 0.9}, "another": {"threshold": 0.99}}))
+    again = trace_citation(HUNDRED, url("/articles/boiling-point"), run.ctx.replace(auto_accept_table=table))
+    assert (again.row["auto"], again.row["auto_note"]) == (True, None)
+    dead = trace_citation(HUNDRED, url("/articles/boiling-point-table-2019"), run.ctx)   # no model asked
+    assert (dead.row["confidence"], dead.row["auto"], dead.row["auto_note"]) == (None, True, None)
+
+
 def test_the_judge_sees_the_top_3_passages_best_first(judge, judge_server, url, run):
     trace = trace_citation(HUNDRED, url("/articles/boiling-point"), run.ctx)
     prompt = judge_server.requests[0].json()["messages"][1]["content"]
@@ -177,9 +191,13 @@ def test_cli_prints_the_verify_json(judge, judge_server, url, capsys, monkeypatc
     judge.content = quoting("supported", 0.95)
     code = cli.main(["verify", "--claim", HUNDRED, "--url", url("/articles/boiling-point"),
                      "--url", url("/articles/boiling-point-table-2019")])
-    out = json.loads(capsys.readouterr().out)
+    printed = capsys.readouterr()
+    out = json.loads(printed.out)
     assert code == 0 and out["overall"] == "supported" and list(out) == ["claim", "overall", "citations"]
     assert [tuple(c) for c in out["citations"]] == [FIELDS, FIELDS]
+    assert [c["auto"] for c in out["citations"]] == [False, True]     # uncalibrated: a person; a 404: auto
+    told = [line for line in printed.err.splitlines() if "to a person" in line]
+    assert told == [f"citecheck verify: 1 verdict(s) to a person, {out['citations'][0]['auto_note']}"]
 
 
 @pytest.mark.parametrize("argv, message", [

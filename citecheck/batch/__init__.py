@@ -13,9 +13,11 @@ Rules:
 - At most BATCH_CONCURRENCY citations are in flight (`batch.pool`), or, with --cluster, outside calls
   across the cluster's workers (`batch.cluster`); rows are written by the calling thread only. The CSV
   report is `batch.report_csv`; `--report` writes the HTML one (`report_html`).
-- Every row carries the gate's `auto` (`review.gated`, at `threshold`: None means the context's
-  AUTO_ACCEPT); a row read back from the journal is gated again, and its `auto` updated in the journal
-  when AUTO_ACCEPT changed. The audit row also keeps the passages the judge read.
+- Every row carries the gate's `auto` (`review.gated`, at the threshold in force for the model that
+  answered; `threshold` is `review.gate_of`'s, None: the run's) and `auto_note`; a row read back from the
+  journal is gated again (for its journal `model`), and its `auto` updated in the journal when the threshold
+  changed. `batch` says once on stderr why verdicts went to a person uncalibrated. The audit row also keeps
+  the passages the judge read.
 - `--fail-under X [--on citation|reachable]` is the CI gate (`ci_gate`: exit 3 below X, after printing).
 
 Imports: everything below the flows, `extract` (an answer as input) and `verify` (each citation).
@@ -32,7 +34,7 @@ from ..context import RunContext
 from ..verdict import ci_gate
 from ..verdict.aggregate import overall
 from ..verdict.precision import counts, precision_lines, ratios
-from ..verdict.review import gated
+from ..verdict.review import Gate, gate_of, gated
 from ..vocabulary import BatchRow, is_transient
 from .citation import Verify, check_one
 from .claims import Claim, Parsed, parse_lines, read_claims
@@ -68,7 +70,7 @@ def _progress(total: int, show: bool):
 
 def run_batch(path: str | Path, ctx: RunContext, *, batch: str | None = None, db: str | Path | None = None,
               verify: Verify | None = None, concurrency: int | None = None,
-              progress: bool = False, threshold: float | None = None, fmt: str = "auto",
+              progress: bool = False, threshold: float | Gate | None = None, fmt: str = "auto",
               cluster: str | None = None) -> BatchResult:
     """Read the claims file or answer (`fmt`: batch.inputs) and check it as batch `batch` (default: the file
     name without extension)."""
@@ -78,24 +80,24 @@ def run_batch(path: str | Path, ctx: RunContext, *, batch: str | None = None, db
                         threshold=threshold, cluster=cluster)
 
 
-def _regate(conn, batch: str, rows: dict, redo: set, threshold: float) -> None:
-    """Gate the read-back rows (all but `redo`) at this run's threshold; record an `auto` that changed."""
+def _regate(conn, batch: str, rows: dict, redo: set, gate: Gate) -> None:
+    """Gate the read-back rows (all but `redo`) at this run's thresholds; record an `auto` that changed."""
     for (item_id, url), row in list(rows.items()):
         if (item_id, url) in redo:
             continue
-        again = gated(row, threshold)
+        again = gated(row, gate)
         if again["auto"] != row.get("auto"):
             audit.set_auto(conn, batch, item_id, url, again["auto"])
-            rows[(item_id, url)] = again
+        rows[(item_id, url)] = again
 
 
 def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | Path | None = None,
                  verify: Verify | None = None, concurrency: int | None = None,
                  progress: bool = False, problems: list[str] | None = None,
-                 threshold: float | None = None, cluster: str | None = None) -> BatchResult:
+                 threshold: float | Gate | None = None, cluster: str | None = None) -> BatchResult:
     """Check every citation not already decided in `batch`; rows come back in input order. `cluster`
     (local:N or tcp://HOST:PORT) checks them on Dask workers (`batch.cluster`), else in threads."""
-    threshold = ctx.settings.auto_accept if threshold is None else threshold
+    threshold = gate_of(threshold, ctx.settings)
     concurrency = concurrency or ctx.settings.batch_concurrency
     model = ctx.settings.judge_model
     conn = audit.connect(db if db is not None else ctx.settings.journal)
@@ -105,7 +107,8 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
         _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
         with _progress(len(todo), progress) as bar:
             for (c, url), result in _runner(todo, ctx, verify, concurrency, threshold, cluster):
-                rows[(c.id, url)] = audit.write_citation(conn, batch, c.id, c.claim, result, model)
+                row = audit.write_citation(conn, batch, c.id, c.claim, result, model)
+                rows[(c.id, url)] = {**row, "auto_note": result.get("auto_note")}
                 bar.update()
     finally:
         conn.close()
@@ -117,7 +120,7 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
     return BatchResult(out, list(problems or []), len(out) - len(todo), len(todo), counts(out))
 
 
-def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int, threshold: float,
+def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int, threshold: Gate,
             cluster: str | None):
     """(item, row) pairs as citations finish: on the cluster, or in this process's threads."""
     if cluster:
@@ -163,9 +166,10 @@ def run(args, ctx: RunContext) -> int:
     if args.cluster:
         from .cluster import parse
         parse(args.cluster)                                # a bad spec is one line before any work
-    threshold, name = ctx.settings.auto_accept, args.batch or Path(args.file).stem
+    gate, name = Gate.of(ctx.settings), args.batch or Path(args.file).stem
     result = check_claims(parsed.claims, ctx, batch=name, db=args.db, progress=True, problems=parsed.problems,
-                          threshold=threshold, cluster=args.cluster)
+                          threshold=gate, cluster=args.cluster)
+    gate.tell(result.rows, "batch")
     if result.reused:
         print(f"citecheck batch: resumed: {result.reused} citation(s) already decided in this batch "
               "were read back from the audit DB", file=sys.stderr)
@@ -175,7 +179,8 @@ def run(args, ctx: RunContext) -> int:
         write_csv(result.rows, args.out)
     if args.report:
         from ..report.report_html import write_report
-        write_report(result.rows, args.report, batch=name, threshold=threshold, problems=parsed.problems)
+        write_report(result.rows, args.report, batch=name, threshold=gate.shown(ctx.settings.judge_model),
+                     problems=parsed.problems)
     gate = None
     if args.fail_under is not None:
         gate = ci_gate.precision_gate(ratios(result.rows), args.fail_under, args.on)

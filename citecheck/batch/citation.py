@@ -12,7 +12,7 @@ import logging
 from typing import Callable
 
 from .. import config
-from ..verdict.review import gated
+from ..verdict.review import Gate, gated
 from ..vocabulary import CHECK_FAILED, LABELS, NOT_FOUND, CitationRow
 
 Verify = Callable[[str, str], dict]
@@ -27,8 +27,9 @@ def setting_errors() -> tuple[type[BaseException], ...]:
     return (CacheError, config.MissingSetting, CrawlbaseRejected)
 
 
-def check_one(verify: Verify, claim: str, url: str, threshold: float) -> dict:
-    """One citation -> a gated CitationRow dict, plus the `passages` the judge read when `verify` says.
+def check_one(verify: Verify, claim: str, url: str, threshold: "float | Gate") -> dict:
+    """One citation -> a CitationRow dict gated for the model that answered (`verify`'s `model`), plus the
+    `passages` the judge read when `verify` says.
     An unexpected failure, or an answer without a known label, becomes not_found / check_failed (the
     detail goes to the log, the row carries the bare code)."""
     try:
@@ -40,5 +41,5 @@ def check_one(verify: Verify, claim: str, url: str, threshold: float) -> dict:
     except Exception as exc:         # noqa: BLE001 - one citation's failure must not stop the batch
         log.warning("%s", config.redact(f"{url}: check failed: {type(exc).__name__}: {exc}"))
         result = {"label": NOT_FOUND, "reason": CHECK_FAILED}
-    row = gated(CitationRow.from_dict({**result, "url": url}).to_dict(), threshold)
+    row = gated(CitationRow.from_dict({**result, "url": url}).to_dict(), threshold, result.get("model"))
     return {**row, "passages": result.get("passages")}

@@ -38,7 +38,7 @@ from .. import config
 from ..cache import OFF, Cache, checked
 from ..config import Settings
 from ..context import RunContext, open_cache
-from ..verdict.review import gated
+from ..verdict.review import Gate, gated
 from ..vocabulary import NOT_FOUND, WORKER_LOST, CitationRow
 from .citation import check_one
 
@@ -156,7 +156,7 @@ def _worker_cache(settings: Settings) -> tuple[Cache, collections.OrderedDict]:
 
 
 def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
-                    threshold: float) -> tuple[dict, list]:
+                    threshold: Gate) -> tuple[dict, list]:
     """One citation on a worker -> (its row, the cache entries it recorded)."""
     base, recent = _worker_cache(settings)
     cache = TaskCache(base, recent)
@@ -174,13 +174,13 @@ def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
 
 # ---------------------------------------------------------------- on the driver
 
-def worker_lost(url: str, threshold: float) -> dict:
+def worker_lost(url: str, threshold: Gate) -> dict:
     """The row of a citation whose workers kept dying (transient: a resumed batch checks it again)."""
     return {**gated(CitationRow(url=url, label=NOT_FOUND, reason=WORKER_LOST).to_dict(), threshold),
             "passages": None}
 
 
-def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, threshold: float,
+def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, threshold: Gate,
                 verify: Callable | None = None) -> Iterator[tuple]:
     """Yield (item, row) for each (claim, url) item as the cluster finishes it (module rules); the
     entries each task recorded are written to ctx.cache first."""

@@ -13,19 +13,28 @@ Rules:
 - No threshold reaching the target on tune -> `AUTO_ACCEPT=1` (everything to a person) and the reason.
 - Fewer labelled rows than 2 x MIN_ACCEPTED, or a half with fewer than MIN_ACCEPTED -> an error saying how
   many it has and how many it needs.
+- `--model M` uses only the rows model M decided (the audit's `model`), and says which AUTO_ACCEPT is in
+  force for M now (`review.in_force`); `--write` then records the result in the calibration table
+  (AUTO_ACCEPT_TABLE, `review.read_table`; other models' entries kept, the file replaced atomically):
+  {M: {threshold (1 when none reaches the target), precision and interval (the report half's accepted
+  verdicts, Wilson 95 %; null when none), n (labels used), target, date (UTC), batch (null: every batch)}}.
+  The flows then gate M's verdicts by it unless AUTO_ACCEPT is set.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import hashlib
+import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import audit, evaluation
+from .. import audit, evaluation, files
 from ..audit import reviews
 from ..context import RunContext
-from ..verdict.review import EVERYTHING_TO_A_PERSON, gate
+from ..paths import shown
+from ..verdict.review import EVERYTHING_TO_A_PERSON, Gate, gate, read_table
 from ..vocabulary import MISQUOTED
 
 BOOTSTRAP = 2000
@@ -38,10 +47,10 @@ def split_of(row: dict) -> str:
     return evaluation.SPLITS[digest[-1] % 2]
 
 
-def labelled(conn, batch: str | None = None) -> list[dict]:
-    """The reviewed rows the threshold decides, each with `correct` and `split`."""
-    rows = [r for r in reviews.reviewed(conn, batch)
-            if r["confidence"] is not None and r["status"] != MISQUOTED]
+def labelled(conn, batch: str | None = None, model: str | None = None) -> list[dict]:
+    """The reviewed rows the threshold decides (of `model` when given), each with `correct` and `split`."""
+    rows = [r for r in reviews.reviewed(conn, batch) if r["confidence"] is not None
+            and r["status"] != MISQUOTED and (model is None or r["model"] == model)]
     return [{**r, "correct": r["reviewed_label"] == r["label"], "split": split_of(r)} for r in rows]
 
 
@@ -80,12 +89,13 @@ class Calibration:
         return EVERYTHING_TO_A_PERSON if self.threshold is None else self.threshold
 
 
-def calibrate(conn, *, batch: str | None = None, target: float = evaluation.TARGET_PRECISION,
+def calibrate(conn, *, batch: str | None = None, model: str | None = None,
+              target: float = evaluation.TARGET_PRECISION,
               min_accepted: int = evaluation.MIN_ACCEPTED) -> Calibration:
     """Choose and report AUTO_ACCEPT (see module rules); ValueError when there are too few labels."""
-    rows = labelled(conn, batch)
+    rows = labelled(conn, batch, model)
     halves = {s: [r for r in rows if r["split"] == s] for s in evaluation.SPLITS}
-    scope = f"in batch {batch}" if batch else "in the audit DB"
+    scope = (f"in batch {batch}" if batch else "in the audit DB") + (f" for model {model}" if model else "")
     if len(rows) < 2 * min_accepted or min(map(len, halves.values())) < min_accepted:
         raise ValueError(f"calibrate needs at least {2 * min_accepted} reviewed citations with a model "
                          f"confidence, {min_accepted} in each half; {scope} there are {len(rows)} "
@@ -97,8 +107,10 @@ def calibrate(conn, *, batch: str | None = None, target: float = evaluation.TARG
                          evaluation.choose_threshold(conf, ok, target, min_accepted),
                          evaluation.best_reachable(conf, ok, min_accepted),
                          from_queue=sum(r["auto"] == 0 or r["auto"] is None for r in rows))
-    where, params = ("WHERE batch = ?", (batch,)) if batch else ("", ())
-    decided = conn.execute(f"SELECT confidence, status FROM citations {where}", params).fetchall()
+    scoped = [("batch = ?", batch)] * bool(batch) + [("model = ?", model)] * bool(model)
+    where = "WHERE " + " AND ".join(c for c, _ in scoped) if scoped else ""
+    decided = conn.execute(f"SELECT confidence, status FROM citations {where}",
+                           [value for _, value in scoped]).fetchall()
     result.in_scope = len(decided)
     result.to_review = sum(not gate(c, result.auto_accept, misquoted=s == MISQUOTED) for c, s in decided)
     if result.threshold is not None:
@@ -143,6 +155,23 @@ def report_lines(result: Calibration) -> list[str]:
     return lines
 
 
+def entry(result: Calibration, batch: str | None) -> dict:
+    """The calibration table's entry for this result (see module rules)."""
+    p = result.point
+    return {"threshold": result.auto_accept,
+            "precision": round(p["accepted_accuracy"], 4) if p.get("accepted") else None,
+            "interval": [round(x, 4) for x in result.wilson] if result.wilson else None,
+            "n": result.tune + result.report, "target": result.target,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "batch": batch}
+
+
+def write_entry(path: Path, model: str, new: dict) -> None:
+    """Record `model`'s entry in the table at `path` (a malformed table is an error, never overwritten)."""
+    table = {**read_table(path), model: new}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files.replace_file(path, lambda out: out.write(json.dumps(table, indent=1, sort_keys=True) + "\n"))
+
+
 # ---------------------------------------------------------------- CLI: python -m citecheck calibrate
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -151,19 +180,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", type=float, default=evaluation.TARGET_PRECISION,
                         help="precision the accepted verdicts must reach "
                              f"(default {evaluation.TARGET_PRECISION})")
+    parser.add_argument("--model", help="only the verdicts this model answered (the audit's model column)")
+    parser.add_argument("--write", action="store_true",
+                        help="record the result for --model in the calibration table (AUTO_ACCEPT_TABLE, "
+                             "default data/gate.json): the flows then gate that model's verdicts by it")
 
 
 def run(args: argparse.Namespace, ctx: RunContext) -> int:
     """Print the AUTO_ACCEPT line and its report; too few labels or a missing DB is a one-line error."""
     if not 0 < args.target <= 1:
         raise ValueError(f"--target must be between 0 and 1, got {args.target}")
+    if args.write and not args.model:
+        raise ValueError("--write needs --model: the table holds one AUTO_ACCEPT per model")
+    table_path = ctx.settings.auto_accept_table
+    before = Gate(ctx.settings.replace(auto_accept=None), read_table(table_path)) if args.model else None
     path = Path(args.audit_db) if args.audit_db else ctx.settings.journal
     if not path.is_file():
         raise FileNotFoundError(f"audit DB {path} does not exist: pass --audit-db or set AUDIT_DB")
     conn = audit.connect(path)
     try:
-        result = calibrate(conn, batch=args.batch, target=args.target)
+        result = calibrate(conn, batch=args.batch, model=args.model, target=args.target)
     finally:
         conn.close()
     print("\n".join(report_lines(result)))
+    if before is not None:
+        now = before.threshold(args.model)
+        held = f"AUTO_ACCEPT={now:g} ({shown(table_path)})" if now is not None else before.note(args.model)
+        print(f"in force for {args.model} now: {held}")
+        if ctx.settings.auto_accept is not None:
+            print(f"note: AUTO_ACCEPT={ctx.settings.auto_accept:g} is set: it overrides the table for every "
+                  "model")
+    if args.write:
+        write_entry(table_path, args.model, entry(result, args.batch))
+        print(f"wrote {shown(table_path)}: {args.model} AUTO_ACCEPT={result.auto_accept:g}")
     return 0

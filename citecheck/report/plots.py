@@ -19,7 +19,13 @@ from typing import Iterable
 
 from matplotlib.figure import Figure
 
+from ..verdict.review import EVERYTHING_TO_A_PERSON
 from ..vocabulary import LABELS, VERDICTS  # noqa: F401 - the notebooks name plots.LABELS
+
+
+def drawn(threshold: float | None) -> float:
+    """The AUTO_ACCEPT line drawn: None (none in force for the model: its verdicts to a person) at 1."""
+    return EVERYTHING_TO_A_PERSON if threshold is None else threshold
 
 
 def described(fig: Figure, text: str) -> Figure:
@@ -72,7 +78,7 @@ def label_counts(values: Iterable[str], order: tuple[str, ...] = VERDICTS, title
                           + _numbers({label: counts.get(label, 0) for label in order}) + ".")
 
 
-def confidence_by_label(rows: list[dict], threshold: float, *, label_key: str = "verdict",
+def confidence_by_label(rows: list[dict], threshold: float | None, *, label_key: str = "verdict",
                         order: tuple[str, ...] = VERDICTS, name_key: str = "id",
                         title: str = "Judge confidence by verdict") -> Figure:
     """One point per item at (label, confidence), named and spread side by side within its label;
@@ -80,7 +86,7 @@ def confidence_by_label(rows: list[dict], threshold: float, *, label_key: str = 
 
     Items without a confidence (no model was asked) are listed under the title instead of plotted.
     """
-    fig = Figure(figsize=(7.5, 3.8))
+    fig, threshold = Figure(figsize=(7.5, 3.8)), drawn(threshold)
     ax = fig.add_subplot()
     ax.axhspan(0, threshold, color="#fff3e0", zorder=0)
     ax.axhline(threshold, color="#e65100", linestyle="--", linewidth=1)
@@ -174,14 +180,14 @@ def reliability_diagram(bins: dict[str, list[dict]], title: str = "Reliability")
                           f"calibrated judge. {panels}.")
 
 
-def threshold_sweep(curves: dict[str, list[dict]], threshold: float, *, target: float | None = None,
+def threshold_sweep(curves: dict[str, list[dict]], threshold: float | None, *, target: float | None = None,
                     min_accepted: int = 1, title: str = "What AUTO_ACCEPT buys") -> Figure:
     """Left: accuracy of the accepted verdicts; right: share accepted, as the threshold goes 0 -> 1.
 
     One line per series (points {threshold, accepted, accepted_accuracy, accepted_share}); accuracy is
     drawn only where at least `min_accepted` verdicts are accepted. The current AUTO_ACCEPT is the
     dashed line, and a target precision, when given, a dotted one."""
-    fig = Figure(figsize=(7.5, 3.4))
+    fig, threshold = Figure(figsize=(7.5, 3.4)), drawn(threshold)
     left, right = fig.subplots(1, 2, sharex=True)
     for n, (series, points) in enumerate(curves.items()):
         colour = SERIES_COLOURS[n % len(SERIES_COLOURS)]
@@ -211,10 +217,11 @@ def threshold_sweep(curves: dict[str, list[dict]], threshold: float, *, target: 
                           f"{at or 'none accepted'}.")
 
 
-def review_share_curve(points: list[dict], threshold: float, title: str = "Citations a person must read") -> Figure:
+def review_share_curve(points: list[dict], threshold: float | None,
+                       title: str = "Citations a person must read") -> Figure:
     """Share of citations sent to review ({threshold, share, to_review}) as a step line over the
     threshold, with the current AUTO_ACCEPT dashed and its count written beside it."""
-    fig = Figure(figsize=(6.0, 3.0))
+    fig, threshold = Figure(figsize=(6.0, 3.0)), drawn(threshold)
     ax = fig.add_subplot()
     ax.step([p["threshold"] for p in points], [p["share"] for p in points], where="post", color=SERIES_COLOURS[0])
     ax.axvline(threshold, color="#e65100", linestyle="--", linewidth=1)

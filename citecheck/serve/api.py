@@ -26,7 +26,8 @@ Rules:
   logged, and 422 details carry no input.
 - `serve` binds 127.0.0.1 by default; `serve --dry-run` replays the cache (CITECHECK_OFFLINE=1)
   against the fixture site, so it answers with no keys and no network.
-- Every citation answered carries the AUTO_ACCEPT gate's `auto` (the threshold read once, here); with
+- Every citation answered carries the AUTO_ACCEPT gate's `auto` and `auto_note` (the gate, with its table,
+  read once, here; for the model that answered; its note on stderr once per server run); with
   AUDIT_DB set every answer is audited (batch `api`) through the app's one writer thread
   (`audit.service`). `/review` is the review page (`review_app`), off unless REVIEW_TOKEN is set.
 """
@@ -54,7 +55,7 @@ from .. import cancellation, config
 from ..config import ApiLimits as Limits
 from ..config import Settings
 from ..context import RunContext
-from ..verdict.review import gated
+from ..verdict.review import Gate, gated
 from ..vocabulary import CACHE_MISS, UNREACHABLE, CitationRow, Label
 from ..web import netguard
 from . import audit_service, review_app
@@ -250,18 +251,21 @@ async def _send_json(send, status: int, content: dict) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _verify_with(ctx: RunContext, threshold: float) -> Callable[[str, list[str]], dict]:
+def _verify_with(ctx: RunContext, threshold: Gate) -> Callable[[str, list[str]], dict]:
     def verify(claim: str, urls: list[str]) -> dict:
         from ..verify import verify_claim  # imported on first use: it loads the pipeline
         return verify_claim(claim, urls, ctx, threshold, with_passages=True)
     return verify
 
 
-def gating(verify: Callable[[str, list[str]], dict], threshold: float) -> Callable[[str, list[str]], dict]:
-    """`verify`, with every citation it answers gated at `threshold` (cache-miss rows included)."""
+def gating(verify: Callable[[str, list[str]], dict], gate: Gate) -> Callable[[str, list[str]], dict]:
+    """`verify`, with every citation it answers gated for the model that answered it (cache-miss rows
+    included); why a person reviews is said once on stderr (`Gate.tell`)."""
     def verify_and_gate(claim: str, urls: list[str]) -> dict:
         result = verify(claim, urls)
-        return {**result, "citations": [gated(c, threshold) for c in result["citations"]]}
+        citations = [gated(c, gate) for c in result["citations"]]
+        gate.tell(citations, "serve")
+        return {**result, "citations": citations}
     return verify_and_gate
 
 
@@ -303,8 +307,8 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
     `limits` to the context's API_* settings; `fixture_site` is the dry run's fixture-site address,
     shown by /health."""
     limits = limits or ctx.settings.api
-    threshold = ctx.settings.auto_accept
-    verify = gating(labelling_cache_misses(verify or _verify_with(ctx, threshold)), threshold)
+    gate = Gate.of(ctx.settings)
+    verify = gating(labelling_cache_misses(verify or _verify_with(ctx, gate)), gate)
     writer = audit_service.open_writer(ctx.settings, review=review_app.enabled(ctx.settings))
     if ctx.settings.audit_db is not None:
         verify = audit_service.auditing(verify, writer, ctx.settings.judge_model)
@@ -316,7 +320,7 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
     app = FastAPI(title="citecheck", version="0.1.0", lifespan=audit_service.closing(writer),
                   description="Verify an LLM's cited URLs against a claim (the live-web flow).")
     app.state.limits, app.state.audit_writer = limits, writer
-    review_app.attach(app, ctx, writer, threshold)
+    review_app.attach(app, ctx, writer, gate.shown(ctx.settings.judge_model))
 
     @app.exception_handler(RequestValidationError)
     async def _bad_body(request: Request, exc: RequestValidationError):
