@@ -10,8 +10,9 @@ Rules:
   are still checked; once the live judge has failed, the rest are only replayed from the cache, so
   one outage costs one timeout. `check` then prints one hint line and exits 1.
 - `auto` is the AUTO_ACCEPT gate (`review.decide`) at the threshold in force for the model that answered;
-  `auto_note` says why when none is (printed in --json, and once on stderr); `check` audits its rows when
-  AUDIT_DB is set (`audit.source`).
+  `auto_note` says why when none is (printed in --json, and once on stderr); `method` names the judge
+  method that answered (`relation_judge`'s; null when no model answered); `check` audits its rows, with
+  the model that answered each, when AUDIT_DB is set (`audit.source`).
 - A document-only citation (no quote and no section: an OpenAI `file_citation`) is skipped with a
   problem line: there is no quote to find and no section to judge (`checkable`).
 - `--answer FILE` takes the citations from an LLM answer (`answer_citations`); `--fail-on` is the CI
@@ -65,7 +66,8 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
             try:
                 answer = (judge(citation["claim"], source) if judge
                           else methods.relation_judge(citation["claim"], source, judge_ctx))
-                decided = decide(match, answer, threshold)
+                decided = {**decide(match, answer, threshold), "method": answer.get("method"),
+                           "model": answer.get("model")}
             except JUDGE_FAILURES as exc:
                 decided = UNJUDGED
                 if unavailable is not None:
@@ -80,7 +82,8 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
 def check_citations(document: Document, citations: list[dict], ctx: RunContext, *,
                     threshold: float | Gate | None = None, judge: Callable[[str, str], dict] | None = None,
                     unavailable: list[tuple[str, str]] | None = None) -> list[dict]:
-    """One SourceRow dict per citation: id, status, section, relation, confidence, verdict, auto."""
+    """One SourceRow dict per citation: id, status, section, relation, confidence, verdict, auto, auto_note,
+    method and model (what answered; None when no model did)."""
     return [row for row, _ in check_matches(document, citations, ctx, threshold=threshold, judge=judge,
                                             unavailable=unavailable)]
 
@@ -195,8 +198,7 @@ def _audit(ctx: RunContext, args, document: Document, citations: list[dict], row
     from .audit.source import write_check
     conn = audit.connect(ctx.settings.audit_db)
     try:
-        write_check(conn, args.citations or args.answer, args.source, document, citations, rows,
-                    ctx.settings.choice_model)
+        write_check(conn, args.citations or args.answer, args.source, document, citations, rows)
     finally:
         conn.close()
 

@@ -20,7 +20,9 @@ Rules:
   unreachable → unreachable; else not_found (`aggregate.overall`).
 - Every row carries the AUTO_ACCEPT gate's `auto` (`review.gated`, at the threshold in force for the model
   that answered, `auto_note` saying why when none is); `threshold` is `review.gate_of`'s (None: the run's).
-  `verify` audits its citations (batch `verify`) when AUDIT_DB is set.
+  `method` names the judge method that answered (the verdict's, after any fallback; null when no model
+  answered). `verify` audits its citations (batch `verify`, `model` the model that answered) when AUDIT_DB
+  is set.
 """
 from __future__ import annotations
 
@@ -72,11 +74,11 @@ class Trace:
 
 
 def _row(url: str, page: FetchResult | None, label: str, reason: str | None,
-         quote: str | None = None, confidence: float | None = None) -> dict:
+         quote: str | None = None, confidence: float | None = None, method: str | None = None) -> dict:
     return CitationRow(url=url, label=label, evidence_quote=quote, confidence=confidence,
                        final_url=page.final_url if page else None,
                        original_status=page.original_status if page else None,
-                       rid=page.rid if page else None, reason=reason).to_dict()
+                       rid=page.rid if page else None, reason=reason, method=method).to_dict()
 
 
 def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:
@@ -97,7 +99,8 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:
         return trace
     kept = guard(trace.judged, shown)
     reason = kept["reason"].split(":")[0] if kept["reason"] else None
-    trace.row = _row(url, page, kept["label"], reason, kept["evidence_quote"], kept["confidence"])
+    trace.row = _row(url, page, kept["label"], reason, kept["evidence_quote"], kept["confidence"],
+                     trace.judged.get("method"))
     return trace
 
 
@@ -176,10 +179,11 @@ def verify_claim(claim: str, urls: list[str], ctx: RunContext, threshold: float 
     return {"claim": claim, "overall": overall(c["label"] for c in citations), "citations": citations}
 
 
-def audit_claim(conn, batch: str, result: dict, model: str) -> list[dict]:
-    """Write a verified claim's citations (with their passages) to the audit DB as batch `batch`."""
+def audit_claim(conn, batch: str, result: dict) -> list[dict]:
+    """Write a verified claim's citations (with their passages and the model that answered each) to the
+    audit DB as batch `batch`."""
     item_id = audit.claim_id(result["claim"])
-    return [audit.write_citation(conn, batch, item_id, result["claim"], citation, model)
+    return [audit.write_citation(conn, batch, item_id, result["claim"], citation)
             for citation in result["citations"]]
 
 
@@ -215,7 +219,7 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
     if ctx.settings.audit_db is not None:
         conn = audit.connect(ctx.settings.audit_db)
         try:
-            audit_claim(conn, audit.VERIFY_BATCH, result, ctx.settings.judge_model)
+            audit_claim(conn, audit.VERIFY_BATCH, result)
         finally:
             conn.close()
     print(json.dumps(public(result), indent=2, ensure_ascii=False))

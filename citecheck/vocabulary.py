@@ -181,6 +181,7 @@ class CitationRow(_Row):
     reason: str | None = None
     auto: bool | None = None      # the AUTO_ACCEPT gate (`review.gate`): True accepted, False to a person
     auto_note: str | None = None  # why a person reviews when no AUTO_ACCEPT is in force for the model
+    method: str | None = None     # the judge method that answered (after a fallback); null: no model asked
 
 
 def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: dict) -> type:
@@ -196,7 +197,8 @@ def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: 
 _CLAIM_ORDER = ("url", "label", "reason", "confidence", "evidence_quote", "final_url", "original_status", "rid")
 
 BatchRow = _extended("BatchRow", "One citation of a batch: its claim, its row, and the claim's overall label.",
-                     {"id": "str", "claim": "str"}, (*_CLAIM_ORDER, "auto", "auto_note"), {"overall": "str"})
+                     {"id": "str", "claim": "str"}, (*_CLAIM_ORDER, "auto", "auto_note", "method"),
+                     {"overall": "str"})
 
 FLOWS = ("web", "source")
 """Which flow decided an audited citation: live-web (a URL) or source-document (a section)."""
@@ -208,8 +210,10 @@ AuditRow = _extended("AuditRow", "One decided citation in the audit journal (cit
                      {"batch": "str", "id": "str", "claim": "str"}, _CLAIM_ORDER,
                      {"model": "str", "decided_at": "str", "auto": "bool | None", "flow": "str",
                       "section": "str | None", "status": "str | None", "quote": "str | None",
-                      "passages": "str | None"})
-"""`auto` is null on rows decided before the gate was recorded (audit migration 2): they go to a person."""
+                      "passages": "str | None", "method": "str | None"})
+"""`auto` is null on rows decided before the gate was recorded (audit migration 2): they go to a person.
+`model` and `method` are what answered ('' and null: no model asked); `method` is null on rows decided
+before migration 4."""
 
 REVIEW_ACTIONS = ("confirm", "correct")
 """What a reviewer does with a verdict: confirm its label, or correct it to another one."""
@@ -222,7 +226,8 @@ def labels_of(flow: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class SourceRow(_Row):
-    """One citation checked against a source document (the `check` contract; `section` is not printed)."""
+    """One citation checked against a source document (the `check` contract; `section` and `model`, the
+    model that answered, are not printed)."""
     id: str
     status: str
     section: str | None
@@ -231,9 +236,11 @@ class SourceRow(_Row):
     verdict: str
     auto: bool
     auto_note: str | None = None  # as CitationRow's
+    method: str | None = None     # as CitationRow's
+    model: str | None = None
 
 
-CHECK_COLUMNS = ("id", "status", "relation", "confidence", "verdict", "auto")
+CHECK_COLUMNS = ("id", "status", "relation", "confidence", "verdict", "auto", "method")
 """What `check` prints, in the table and in --json."""
 
 # ---------------------------------------------------------------- LLM answers (citecheck.extract)

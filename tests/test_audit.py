@@ -150,8 +150,34 @@ def test_a_pre_migration_db_is_adopted_in_place_losing_nothing(tmp_path):
     after = [tuple(r) for r in conn.execute("SELECT * FROM citations ORDER BY batch, id, url")]
     old = len(before[0])
     assert [row[:old] for row in after] == before and len(after) == 4
-    assert {row[old:] for row in after} == {(None, "web", None, None, None, None)}   # auto unknown: to a person
+    assert {row[old:] for row in after} == {(None, "web", None, None, None, None, None)}  # auto: a person
     assert [c for c, in conn.execute("SELECT name FROM pragma_table_info('citations')")] == list(audit.COLUMNS)
+
+
+def test_a_db_of_the_previous_version_gains_method_keeping_its_rows(tmp_path):
+    """A DB at migration 3 (the release before `method`) is migrated in place: every row and review kept,
+    `method` NULL on them; a row written afterwards records its method."""
+    path = tmp_path / "v3.db"
+    raw = sqlite3.connect(path)
+    raw.execute(migrations._LEDGER)
+    for version, name, fn in migrations.MIGRATIONS[:3]:
+        fn(raw)
+        raw.execute("INSERT INTO citecheck_migrations VALUES (?, ?, 'x')", (version, name))
+    columns = [c for c, in raw.execute("SELECT name FROM pragma_table_info('citations')")]
+    assert "method" not in columns
+    raw.execute(f"INSERT INTO citations ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                ["b", "c1", "claim", "http://site/a", "supported", None, 0.9, "q", None, 200, "r1", "m",
+                 "2026-01-01T00:00:00.000000Z", 1, "web", None, None, None, '["p"]'])
+    raw.commit()
+    raw.close()
+    conn = audit.connect(path)
+    assert migrations.applied(conn) == [1, 2, 3, 4] == list(range(1, migrations.LATEST + 1))
+    kept = audit.decided(conn, "b")[("c1", "http://site/a")]
+    assert (kept["label"], kept["model"], kept["auto"], kept["passages"], kept["method"]) == (
+        "supported", "m", True, '["p"]', None)
+    new = audit.write_citation(conn, "b", "c2", "claim", {**citation(), "model": "m2", "method": "pooled"})
+    assert (new["model"], new["method"]) == ("m2", "pooled") == tuple(audit.decided(conn, "b")[
+        ("c2", "http://site/a")][k] for k in ("model", "method"))
 
 
 def test_migrations_are_idempotent(tmp_path):
@@ -196,7 +222,9 @@ def test_the_old_db_is_upgraded_to_the_gate_and_reviews_tables_and_can_be_review
     names = [n for n, in conn.execute("SELECT name FROM citecheck_migrations ORDER BY version")]
     assert names == ["citations: one row per (batch, id, url) decided",
                      "citations: the gate's decision and what the judge read; source-document rows",
-                     "reviews: a person's decisions on citations, every one kept"]
+                     "reviews: a person's decisions on citations, every one kept",
+                     "citations: the judge method that answered "
+                     "(NULL: no model asked, or decided before this)"]
     old = conn.execute("SELECT * FROM citations ORDER BY batch, id, url").fetchone()
     assert old["auto"] is None and old["flow"] == "web" and old["passages"] is None
     assert len(queue.ordered_keys(conn, queue.Filters())) == 4             # an unknown gate goes to a person
@@ -270,9 +298,10 @@ def test_check_audits_source_document_rows_with_the_section_and_the_misquote(tmp
     doc = sources.load("data/rfc7519.txt")
     cites, _ = sources.load_citations("data/citations.json", doc)
     rows = check.check_citations(doc, cites, RunContext_(), threshold=0.8,
-                                 judge=lambda claim, source: {"relation": "supports", "confidence": 0.9})
+                                 judge=lambda claim, source: {"relation": "supports", "confidence": 0.9,
+                                                              "model": "judge-m", "method": "pooled"})
     conn = audit.connect(tmp_path / "a.db")
-    write_check(conn, "data/citations.json", "data/rfc7519.txt", doc, cites, rows, "judge-m")
+    write_check(conn, "data/citations.json", "data/rfc7519.txt", doc, cites, rows)
     written = audit.decided(conn, "check:citations.json")
     misquote = written[("C9", "data/rfc7519.txt")]
     assert (misquote["flow"], misquote["status"], misquote["section"], misquote["auto"]) == (
@@ -281,7 +310,9 @@ def test_check_audits_source_document_rows_with_the_section_and_the_misquote(tmp
         " ".join(doc.sections["4.1.3"].text.split())
     fabricated = written[("C5", "data/rfc7519.txt")]
     assert (fabricated["label"], fabricated["passages"], fabricated["confidence"]) == ("fabricated", None, None)
+    assert (fabricated["model"], fabricated["method"]) == ("", None)                # no model was asked
     found = written[("C1", "data/rfc7519.txt")]
+    assert (found["model"], found["method"]) == ("judge-m", "pooled")               # the model that answered
     assert json.loads(found["passages"]) == [doc.sections[found["section"]].text]
 
 

@@ -71,6 +71,23 @@ def test_verify_api_audits_every_answer_through_one_writer_and_loses_none(make_c
     assert 1 <= most[0] <= 4                             # API_CONCURRENCY verifications at most at once
 
 
+def test_the_api_audits_the_model_and_method_that_answered_each_citation(make_ctx, tmp_path):
+    """The audit's model is verify's `model` (the one that answered), not JUDGE_MODEL; `method` is the row's;
+    the answer shows `method`, never `model`."""
+    def pooled_answer(claim, urls):
+        result = answered(claim, urls)
+        for citation, model in zip(result["citations"], ("choice-m", None)):
+            citation.update(model=model, method="pooled" if model else None)
+        return result
+    app = create_app(make_ctx(judge_model="json-m"), pooled_answer)
+    [response] = post_all(app, [{"claim": "c", "urls": ["https://example.org/a", "https://example.org/b"]}])
+    app.state.audit_writer.close()
+    shown = [(c["method"], "model" in c) for c in response.json()["citations"]]
+    assert shown == [("pooled", False), (None, False)]
+    audited = [(r["model"], r["method"]) for r in rows_in(tmp_path / "audit.db")]
+    assert audited == [("choice-m", "pooled"), ("", None)]
+
+
 def test_a_verification_that_overran_the_deadline_is_still_audited(make_ctx, tmp_path):
     def slow(claim, urls):
         time.sleep(0.6)
@@ -99,6 +116,8 @@ def test_check_audits_when_audit_db_is_set(audit_db_set, monkeypatch, tmp_path, 
         monkeypatch.chdir(tmp_path)
     with jev_standin({"supports": 0.9, "contradicts": 0.05, "says_nothing": 0.05}) as server:
         monkeypatch.setenv("TYPESAFE_ENDPOINT", server.url)
+        monkeypatch.setenv("TYPESAFE_MODEL", "choice-m")
+        monkeypatch.setenv("JUDGE_MODEL", "json-m")
         assert cli.main(["check", "--source", str(ROOT / "data/rfc7519.txt"),
                          "--citations", str(ROOT / "data/citations.json"), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -111,6 +130,10 @@ def test_check_audits_when_audit_db_is_set(audit_db_set, monkeypatch, tmp_path, 
     assert [bool(rows[r["id"]]["auto"]) for r in printed] == [r["auto"] for r in printed]
     assert rows["C9"]["status"] == "misquoted" and rows["C9"]["flow"] == "source"
     assert rows["C9"]["url"] == str(ROOT / "data/rfc7519.txt")
+    fabricated = {r["id"] for r in printed if r["verdict"] == "fabricated"}          # no model asked
+    answered = [(rows[r["id"]]["model"], rows[r["id"]]["method"], r["method"]) for r in printed]
+    assert fabricated and answered == [
+        ("", None, None) if r["id"] in fabricated else ("choice-m", "choice", "choice") for r in printed]
 
 
 @pytest.mark.parametrize("audit_db_set", [True, False])

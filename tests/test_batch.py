@@ -15,11 +15,13 @@ import pytest
 from killing import kill_mid_batch
 from standins.crawlbase import NORMAL_TOKEN, CrawlingStandIn
 from standins.crawlbase_storage import Storage, crawlbase_standin
+from standins.jev import jev_standin
 from standins.judge import judge_standin, verdict_json
 
 from citecheck import batch
 from citecheck.cache import CacheMiss
 from citecheck.config import MissingSetting
+from citecheck.judge import methods
 from citecheck.verdict import review
 from citecheck.web.fetch import CrawlbaseRejected
 
@@ -454,3 +456,36 @@ def test_the_progress_bar_shows_on_a_terminal_only(monkeypatch):
         with batch._progress(3, asked) as bar:
             return not bar.disable
     assert [shown(True, True), shown(False, True), shown(True, False)] == [True, False, False]
+
+
+@pytest.mark.parametrize("method", ["decompose", "pooled"])
+def test_the_csv_and_the_journal_name_the_method_and_the_model_that_answered(method, fixture_site, tmp_path,
+                                                                             capsys, monkeypatch):
+    """Only a Choice judge: decompose falls back to pooled and every judged row says pooled (a pooled run
+    too), a dead link null; the journal's model is TYPESAFE_MODEL's, which answered, not JUDGE_MODEL; a
+    resumed batch reads the method back and asks nothing again."""
+    from citecheck import cli
+    from citecheck.web import fetch
+    monkeypatch.setattr(methods, "_said", set())
+    monkeypatch.setattr(fetch.pages, "BACKOFF", (0.0, 0.0))
+    url = fixture_site.url
+    path = write_jsonl(tmp_path / "claims.jsonl", [
+        {"id": "h1", "claim": "At sea level, pure water boils at 100 °C.",
+         "urls": [url("/articles/boiling-point"), url("/articles/boiling-point-table-2019")]}])
+    with jev_standin({"yes": 0.9, "no": 0.05, "unknown": 0.05}) as jev:
+        env = {"CITECHECK_ALLOW_PRIVATE": "1", "TYPESAFE_ENDPOINT": jev.url, "JUDGE_METHOD": method,
+               "TYPESAFE_MODEL": "choice-m", "JUDGE_MODEL": "json-m"}
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        assert cli.main(["batch", str(path), "--out", str(tmp_path / "first.csv")]) == 0
+        asked = len(jev.requests)
+        assert cli.main(["batch", str(path), "--out", str(tmp_path / "again.csv")]) == 0
+        assert len(jev.requests) == asked > 0                        # resumed: nothing asked again
+    assert ("the decompose method needs a JSON judge" in capsys.readouterr().err) is (method == "decompose")
+    for name in ("first.csv", "again.csv"):
+        with open(tmp_path / name, newline="", encoding="utf-8") as handle:
+            assert [(r["label"], r["method"]) for r in csv.DictReader(handle)] == [
+                ("supported", "pooled"), ("unreachable", "")]
+    with sqlite3.connect(os.environ["AUDIT_DB"]) as conn:
+        assert conn.execute("SELECT model, method FROM citations ORDER BY url").fetchall() == [
+            ("choice-m", "pooled"), ("", None)]

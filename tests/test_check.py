@@ -66,9 +66,9 @@ def test_no_judge_prints_every_row_with_the_deterministic_verdicts(own, how):
     assert "Traceback" not in done.stderr
     rows = table_rows(done.stdout)
     assert list(rows) == ["A1", "A2", "A3", "A4"]
-    assert rows["A3"][1:] == ["missing", "-", "-", "fabricated", "auto"]
-    assert rows["A2"][1:] == ["misquoted", "-", "-", JUDGE_UNAVAILABLE, "review"]
-    assert rows["A1"][-2:] == rows["A4"][-2:] == [JUDGE_UNAVAILABLE, "review"]
+    assert rows["A3"][1:] == ["missing", "-", "-", "fabricated", "auto", "-"]      # method: no model asked
+    assert rows["A2"][1:] == ["misquoted", "-", "-", JUDGE_UNAVAILABLE, "review", "-"]
+    assert rows["A1"][-3:] == rows["A4"][-3:] == [JUDGE_UNAVAILABLE, "review", "-"]
     assert "A2 misquoted in Boiling (score 93.2): At higher altitude it boils at a [-higher-] {+lower+} " \
            "temperature." in done.stdout.splitlines()
     hint = done.stderr.strip().splitlines()
@@ -85,6 +85,7 @@ def test_no_judge_json_holds_every_row(own):
                                                        ("A3", "fabricated"), ("A4", JUDGE_UNAVAILABLE)]
     assert rows[1]["diff"] == "At higher altitude it boils at a [-higher-] {+lower+} temperature."
     assert all(r["confidence"] is None and r["auto"] is (r["verdict"] == "fabricated") for r in rows)
+    assert [r["method"] for r in rows] == [None] * 4                                  # no model answered
 
 
 def test_judge_unavailable_is_no_verdict():
@@ -146,9 +147,11 @@ def test_expected_column_and_agreement_line(own):
                        "--expected", env={"TYPESAFE_ENDPOINT": server.url, "AUTO_ACCEPT": "0.8"})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[1].split() == ["id", "status", "relation", "confidence", "verdict", "auto", "expected"]
-    assert table_rows(done.stdout)["A2"][-2:] == ["review", "contradicted"]
-    assert table_rows(done.stdout)["A4"][-2:] == ["auto", "-"]
+    assert lines[1].split() == [*check.COLUMNS, "expected"]
+    assert check.COLUMNS == ("id", "status", "relation", "confidence", "verdict", "auto", "method")
+    assert table_rows(done.stdout)["A2"][-3:] == ["review", "choice", "contradicted"]
+    assert table_rows(done.stdout)["A4"][-3:] == ["auto", "choice", "-"]
+    assert table_rows(done.stdout)["A3"][-3:] == ["auto", "-", "fabricated"]        # no model asked
     assert lines[-1] == "verdict == expected: 2/3 (of the 3 citations that name one)"
 
 

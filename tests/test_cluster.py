@@ -97,7 +97,7 @@ def items(tmp_path: Path, count: int, special: str = "", **query) -> Path:
 def counting_writes(monkeypatch) -> list:
     written, write = [], audit.write_citation
 
-    def counted(conn, name, item_id, claim, row, model):
+    def counted(conn, name, item_id, claim, row, model=None):
         written.append((item_id, row["url"]))
         return write(conn, name, item_id, claim, row, model)
     monkeypatch.setattr(audit, "write_citation", counted)

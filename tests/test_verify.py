@@ -1,12 +1,16 @@
 """verify: the whole live-web flow against the fixture site on 127.0.0.1 and a judge stand-in."""
 import json
+import os
 import re
+import sqlite3
 
 import pytest
+from standins.jev import jev_standin
 from standins.judge import free_port, judge_standin, verdict_json
 
 from citecheck import cli
 from citecheck.cache import CacheMiss
+from citecheck.judge import methods
 from citecheck.verify import trace_citation, verify_citation, verify_claim
 from citecheck.vocabulary import CitationRow
 from citecheck.web import fixture_site as site
@@ -276,3 +280,29 @@ def test_cli_text_that_is_not_text_is_one_line_on_stderr(argv, capsys):
     assert cli.main(["verify", *argv]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is not valid text" in err
+
+
+@pytest.mark.parametrize("method", ["decompose", "pooled"])
+def test_the_row_names_the_method_that_answered_and_the_audit_the_model(method, fixture_site, url, capsys,
+                                                                        monkeypatch):
+    """Only a Choice judge: decompose falls back to pooled, and the row says pooled (so does a pooled run);
+    a dead link asked no model (null). The audit DB records the model that answered, TYPESAFE_MODEL's,
+    not JUDGE_MODEL."""
+    monkeypatch.setattr(methods, "_said", set())
+    monkeypatch.setattr(pages, "BACKOFF", (0.0, 0.0))
+    yes = {"yes": 0.9, "no": 0.05, "unknown": 0.05}
+    with jev_standin(yes) as jev:
+        env = {"CITECHECK_ALLOW_PRIVATE": "1", "TYPESAFE_ENDPOINT": jev.url, "JUDGE_METHOD": method,
+               "TYPESAFE_MODEL": "choice-m", "JUDGE_MODEL": "json-m"}
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        code = cli.main(["verify", "--claim", HUNDRED, "--url", url("/articles/boiling-point"),
+                         "--url", url("/articles/boiling-point-table-2019")])
+    printed = capsys.readouterr()
+    out = json.loads(printed.out)
+    assert code == 0 and [(c["label"], c["method"]) for c in out["citations"]] == [
+        ("supported", "pooled"), ("unreachable", None)]
+    assert ("the decompose method needs a JSON judge" in printed.err) is (method == "decompose")
+    db = sqlite3.connect(os.environ["AUDIT_DB"])
+    assert db.execute("SELECT model, method FROM citations ORDER BY url").fetchall() == [
+        ("choice-m", "pooled"), ("", None)]

@@ -1,7 +1,8 @@
 """audit: a SQLite journal of every citation decided (the `citations` table, see `audit.migrations`).
 
 Rules:
-- One row per (batch, id, url): the claim, label, reason, confidence, evidence, the judge model, the
+- One row per (batch, id, url): the claim, label, reason, confidence, evidence, the model and method
+  that answered (the citation's own `model` and `method`: '' and NULL when no model was asked), the
   Crawlbase rid ('' when no page was stored, e.g. a skipped PDF or a direct fetch), the UTC time, the
   gate's `auto`, and the passages the judge read (a JSON list); the columns are `vocabulary.AuditRow`'s
   fields. `batch` writes its batch's name; `verify` writes batch `verify`, `/verify` batch `api` and
@@ -69,13 +70,16 @@ def _passages(value) -> str | None:
 
 
 def write_citation(conn: sqlite3.Connection, batch: str, item_id: str, claim: str, citation: dict,
-                   model: str = "") -> dict:
+                   model: str | None = None) -> dict:
     """Write one decided citation (committed at once, so a kill loses at most the ones in flight).
 
-    `citation` holds a CitationRow's keys, optionally `passages` (a list) and, for a source-document
-    row, `flow`, `section`, `status` and `quote`."""
+    `citation` holds a CitationRow's keys, `model` (the model that answered; None: no model asked),
+    optionally `passages` (a list) and, for a source-document row, `flow`, `section`, `status` and `quote`.
+    `model` given here overrides the citation's (a hand-made row)."""
+    model = citation.get("model") if model is None else model
     row = AuditRow.from_dict({**citation, "batch": batch, "id": item_id, "claim": claim,
-                              "rid": citation.get("rid") or "", "model": model, "decided_at": utc_now(),
+                              "rid": citation.get("rid") or "", "model": model or "",
+                              "decided_at": utc_now(),
                               "flow": citation.get("flow") or WEB,
                               "passages": _passages(citation.get("passages"))}).to_dict()
     row = {key: _clean(value) for key, value in row.items()}

@@ -83,6 +83,12 @@ CREATE TABLE reviews (
     conn.execute("CREATE INDEX reviews_by_citation ON reviews (batch, id, url, review_id)")
 
 
+@migration
+def m004_method(conn: sqlite3.Connection) -> None:
+    """citations: the judge method that answered (NULL: no model asked, or decided before this)"""
+    conn.execute("ALTER TABLE citations ADD COLUMN method TEXT")
+
+
 LATEST = len(MIGRATIONS)
 
 

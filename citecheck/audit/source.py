@@ -6,7 +6,8 @@ Rules:
   was located (the cited one when it was not), `quote` the citation's own quote.
 - `evidence_quote` is the source text the quote stands on: the quote itself when found verbatim, the
   closest span of the section for a misquote (the review page shows the word diff), null otherwise.
-- `passages` is the section the judge read (null for a fabricated quote: no model was asked).
+- `passages` is the section the judge read (null for a fabricated quote: no model was asked); `model` and
+  `method` are the row's: what answered.
 """
 from __future__ import annotations
 
@@ -38,14 +39,14 @@ def audit_rows(document, citations: list[dict], rows: list[dict], source_path: s
         out.append({"id": row["id"], "claim": citation["claim"], "url": str(source_path),
                     "label": row["verdict"], "confidence": row["confidence"], "evidence_quote": evidence,
                     "auto": row["auto"], "flow": SOURCE, "section": section, "status": row["status"],
-                    "quote": citation.get("quote"),
+                    "quote": citation.get("quote"), "model": row.get("model"), "method": row.get("method"),
                     "passages": [text] if text is not None and row["verdict"] != FABRICATED else None})
     return out
 
 
 def write_check(conn: sqlite3.Connection, citations_path: str | Path, source_path: str | Path, document,
-                citations: list[dict], rows: list[dict], model: str) -> list[dict]:
-    """Write `check`'s rows to the audit DB."""
+                citations: list[dict], rows: list[dict]) -> list[dict]:
+    """Write `check`'s rows to the audit DB, each with the model that answered it."""
     batch = batch_name(citations_path)
-    return [write_citation(conn, batch, row["id"], row["claim"], row, model)
+    return [write_citation(conn, batch, row["id"], row["claim"], row)
             for row in audit_rows(document, citations, rows, source_path)]

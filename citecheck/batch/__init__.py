@@ -6,10 +6,11 @@ Rules:
 - citation precision and reachable precision (`batch.precision`).
 - A malformed line is reported by its number and skipped, the other lines still run; a citation
   whose check fails becomes a labelled row, never an aborted batch.
-- The audit DB is the journal: a citation already decided in this batch (same id, url, claim and
-  judge model) is read back, not redone, so a killed batch resumes where it stopped. A row whose
+- The audit DB is the journal: a citation already decided in this batch (same id, url and claim, and
+  answered by a model this run asks, JUDGE_MODEL or `choice_model`, or by none: the page settled it) is
+  read back, not redone, `method` included, so a killed batch resumes where it stopped. A row whose
   reason is transient (`vocabulary.TRANSIENT`: the crawl or the judge could not be reached) is
-  tried again.
+  tried again. The journal's `model` and `method` are the ones that answered (`verify_citation`).
 - At most BATCH_CONCURRENCY citations are in flight (`batch.pool`), or, with --cluster, outside calls
   across the cluster's workers (`batch.cluster`); rows are written by the calling thread only. The CSV
   report is `batch.report_csv`; `--report` writes the HTML one (`report_html`).
@@ -57,8 +58,8 @@ class BatchResult:
     counts: dict = field(default_factory=dict)
 
 
-def _fresh(row: dict | None, claim: Claim, model: str) -> bool:
-    return (row is not None and row["claim"] == claim.claim and row["model"] == model
+def _fresh(row: dict | None, claim: Claim, models: set[str]) -> bool:
+    return (row is not None and row["claim"] == claim.claim and row["model"] in models
             and not is_transient(row["reason"]))
 
 
@@ -99,15 +100,15 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
     (local:N or tcp://HOST:PORT) checks them on Dask workers (`batch.cluster`), else in threads."""
     threshold = gate_of(threshold, ctx.settings)
     concurrency = concurrency or ctx.settings.batch_concurrency
-    model = ctx.settings.judge_model
+    models = {"", ctx.settings.judge_model, ctx.settings.choice_model}     # "": no model was asked
     conn = audit.connect(db if db is not None else ctx.settings.journal)
     try:
         rows = audit.decided(conn, batch)
-        todo = [(c, url) for c in claims for url in c.urls if not _fresh(rows.get((c.id, url)), c, model)]
+        todo = [(c, url) for c in claims for url in c.urls if not _fresh(rows.get((c.id, url)), c, models)]
         _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
         with _progress(len(todo), progress) as bar:
             for (c, url), result in _runner(todo, ctx, verify, concurrency, threshold, cluster):
-                row = audit.write_citation(conn, batch, c.id, c.claim, result, model)
+                row = audit.write_citation(conn, batch, c.id, c.claim, result)
                 rows[(c.id, url)] = {**row, "auto_note": result.get("auto_note")}
                 bar.update()
     finally:

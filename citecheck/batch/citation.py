@@ -28,8 +28,8 @@ def setting_errors() -> tuple[type[BaseException], ...]:
 
 
 def check_one(verify: Verify, claim: str, url: str, threshold: "float | Gate") -> dict:
-    """One citation -> a CitationRow dict gated for the model that answered (`verify`'s `model`), plus the
-    `passages` the judge read when `verify` says.
+    """One citation -> a CitationRow dict gated for the model that answered (`verify`'s `model`), plus that
+    `model` and the `passages` the judge read when `verify` says.
     An unexpected failure, or an answer without a known label, becomes not_found / check_failed (the
     detail goes to the log, the row carries the bare code)."""
     try:
@@ -42,4 +42,4 @@ def check_one(verify: Verify, claim: str, url: str, threshold: "float | Gate") -
         log.warning("%s", config.redact(f"{url}: check failed: {type(exc).__name__}: {exc}"))
         result = {"label": NOT_FOUND, "reason": CHECK_FAILED}
     row = gated(CitationRow.from_dict({**result, "url": url}).to_dict(), threshold, result.get("model"))
-    return {**row, "passages": result.get("passages")}
+    return {**row, "passages": result.get("passages"), "model": result.get("model")}

@@ -311,7 +311,7 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
     verify = gating(labelling_cache_misses(verify or _verify_with(ctx, gate)), gate)
     writer = audit_service.open_writer(ctx.settings, review=review_app.enabled(ctx.settings))
     if ctx.settings.audit_db is not None:
-        verify = audit_service.auditing(verify, writer, ctx.settings.judge_model)
+        verify = audit_service.auditing(verify, writer)
     VerifyRequest = _request_model(limits)
     workers = concurrent.futures.ThreadPoolExecutor(max_workers=2 * limits.concurrency,
                                                     thread_name_prefix="verify")

@@ -28,13 +28,14 @@ def open_writer(settings: Settings, *, review: bool) -> Writer | None:
 Verify = Callable[[str, list[str]], dict]
 
 
-def auditing(verify: Verify, writer: Writer, model: str) -> Verify:
-    """`verify`, queueing each answer's citations for the writer before it returns (batch `api`)."""
+def auditing(verify: Verify, writer: Writer) -> Verify:
+    """`verify`, queueing each answer's citations (each with the model that answered it) for the writer
+    before it returns (batch `api`)."""
     from ..verify import audit_claim
 
     def verify_and_audit(claim: str, urls: list[str]) -> dict:
         result = verify(claim, urls)
-        writer.submit(lambda conn: audit_claim(conn, API_BATCH, result, model))
+        writer.submit(lambda conn: audit_claim(conn, API_BATCH, result))
         return result
     return verify_and_audit
 
