@@ -143,7 +143,7 @@ def table_at(tmp_path, table) -> Path:
 
 
 def test_the_shipped_table_is_empty_so_no_model_is_calibrated():
-    """No measurement supports a threshold for any model yet (docs/decisions/0023)."""
+    """No measurement supports a threshold for any model yet (docs/decisions/0024)."""
     assert review.read_table(ROOT / "data" / "gate.json") == {}
     assert Settings().auto_accept_table == ROOT / "data" / "gate.json"
 
