@@ -111,13 +111,7 @@ def from_logprobs(tokens: Any, options) -> dict[str, float] | None:
 def read_answer(content: str, logprobs: Any, options) -> dict:
     """The provider's text (+ OpenAI logprobs) -> {choice, confidence, probabilities, readout}; OffContract
     when the text is not {"answer": one of options, "confidence": 0-1}."""
-    text = content.strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise OffContract("choice: not JSON") from None
+    data = contract.parsed_json(content, "choice: ")
     if not isinstance(data, dict) or data.get("answer") not in options:
         shown = data.get("answer") if isinstance(data, dict) else data
         raise OffContract(f"choice: answer {shown!r:.60} is not one of {', '.join(options)}")

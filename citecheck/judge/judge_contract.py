@@ -93,19 +93,24 @@ def check_choice(answer: Any, options: Sequence[str]) -> dict:
 
 # ---------------------------------------------------------------- JSON verdict
 
+def parsed_json(text: str, what: str = "") -> Any:
+    """A model's text as JSON (a ```json fence dropped); OffContract "<what>not JSON" otherwise."""
+    text = text.strip()
+    if text.startswith("```"):
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise OffContract(f"{what}not JSON") from None
+
+
 def verdict(content: Any) -> dict:
     """The model's text -> {label, evidence_quote, confidence}; OffContract for anything else."""
     if content is None:
         raise OffContract("no content")
     if not is_text(content):
         raise OffContract(f"content is {_shown(content)}, not text")
-    text = content.strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise OffContract("not JSON") from None
+    data = parsed_json(content)
     if not isinstance(data, dict):
         raise OffContract("not a JSON object")
     label, quote = data.get("label"), data.get("evidence_quote")
