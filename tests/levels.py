@@ -267,6 +267,17 @@ def fmt_cell(agree: int, n: int) -> str:
     return f"{agree / n:.3f} ({agree}/{n})" if n else "-"
 
 
+def agreement(*datasets: dict[str, dict]) -> str:
+    """right/n over one or more datasets' cases (answer == gold), as `fmt_cell`."""
+    cases = [r for d in datasets for r in d.values()]
+    return fmt_cell(sum(r["answer"] == r["gold"] for r in cases), len(cases))
+
+
+def wrong(cases: dict[str, dict]) -> list[str]:
+    """The ids of the cases whose answer is not their gold."""
+    return [cid for cid, r in cases.items() if r["answer"] != r["gold"]]
+
+
 def table(rows: list[dict], columns: list[str]) -> str:
     """Plain text table (no pandas)."""
     widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns]
