@@ -75,7 +75,7 @@ DEFAULTS = {
 
 RETRIEVALS = ("minilm", "bm25")
 """RETRIEVAL's values: how the shown passages are ranked (citecheck.web.retrieval)."""
-JUDGE_METHODS = ("one_pass", "choice", "json", "pooled", "decompose", "qa")
+JUDGE_METHODS = ("one_pass", "choice", "json", "pooled", "decompose", "qa", "chunks")
 """JUDGE_METHOD's values (citecheck.judge.methods; default pooled, the method chosen on tune); one_pass keeps each
 flow's baseline (JSON in verify, Choice in check)."""
 

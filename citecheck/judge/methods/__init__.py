@@ -25,13 +25,14 @@ from ...context import RunContext
 from ...vocabulary import JUDGE_LABELS, RELATIONS
 from .. import judges
 from .base import JudgeMethod
+from .chunks import ChunksMethod
 from .decompose import DecomposeMethod
 from .one_pass import ChoiceMethod, JsonMethod, choice_relation
 from .pooled import PooledMethod
 from .qa import QaMethod
 
 METHODS: dict[str, JudgeMethod] = {m.name: m for m in (ChoiceMethod(), JsonMethod(), PooledMethod(),
-                                                       DecomposeMethod(), QaMethod())}
+                                                       DecomposeMethod(), QaMethod(), ChunksMethod())}
 ONE_PASS = "one_pass"
 NAMES = (ONE_PASS, *METHODS)
 """What JUDGE_METHOD may be (config.JUDGE_METHODS validates the setting)."""
