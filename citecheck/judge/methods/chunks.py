@@ -1,6 +1,6 @@
 """chunks (LLM-AggreFact's protocol): the claim against each shown passage with one yes/no question, max P(yes).
 
-Rules (issue 23, item 6; SUPPORT_AT chosen on the tune split, docs/decisions/0024-chunks.md):
+Rules (issue 23, item 6; SUPPORT_AT chosen on the tune split, docs/decisions/0025-chunks.md):
 - Units: the shown passages, each one chunk, in shown order (a passage with no text is skipped); one
   call per chunk, the budget for all of them reserved before the first.
 - The step: one Choice question QUESTION (yes / no) over state {claim, document: the chunk}.
@@ -20,7 +20,7 @@ from .base import JudgeMethod, Steps, verdict
 
 SUPPORT_AT = 0.4157
 """The p_supported from which the verdict is supported: chosen on the tune split (WiCE sample tune half and RFC
-tune pairs) by pooled's criterion, the mean of WiCE balanced accuracy and RFC 3-class accuracy (0024-chunks)."""
+tune pairs) by pooled's criterion, the mean of WiCE balanced accuracy and RFC 3-class accuracy (0025-chunks)."""
 INSTRUCTIONS = "Is the `claim` supported by the `document`?"
 CRITERIA = {"yes": "The document supports the claim.",
             "no": "The document does not support the claim."}
