@@ -18,6 +18,12 @@ answers under the current rules, offline:
 `--import-answers` copies into the cache an answer another recorder made for exactly a request this run
 sends (same key: function, model, request), entry unchanged (its model and date stamp).
 
+Held out (`--heldout DEV_JSONL [--heldout-per-class N] [--until HH:MM]`): the shipped default (pooled at
+its SUPPORT_AT, nothing chosen) on WiCE dev rows not in the sample (`method_comparison.heldout_items`: the
+first N of each WiCE label in file order, interleaved), same path as `--methods pooled`; prints the scores
+with 95 % bootstrap intervals and what the gate auto-accepts at AUTO_ACCEPT=0.8 and under the shipped
+table. Records go to build/eval_judge/heldout.jsonl.
+
 Data and rules:
 - RFC: data/rfc_pairs.jsonl (36 hand-labelled RFC 7519 claim/section pairs, 12 per class);
   WiCE: data/wice/sample.jsonl (or any WiCE-format JSONL given with --wice, e.g. the full dev split),
@@ -44,6 +50,7 @@ Raw log-probabilities are kept in build/eval_judge/raw.jsonl so a re-run only co
 from __future__ import annotations
 
 import argparse
+import collections
 import datetime as _dt
 import hashlib
 import itertools
@@ -398,6 +405,57 @@ def methods_main(args) -> int:
     return 0
 
 
+HELDOUT_RECORDS = ROOT / "build" / "eval_judge" / "heldout.jsonl"
+HELDOUT_AUTO_ACCEPT = 0.8
+
+
+def heldout_main(args) -> int:
+    """The shipped default (JUDGE_METHOD=pooled at pooled.SUPPORT_AT; nothing chosen) on WiCE dev rows the
+    sample does not hold: scores with 95 % bootstrap intervals, and what the gate auto-accepts."""
+    from citecheck import evaluation as ev
+    from citecheck.context import RunContext
+    from citecheck.evaluation import method_comparison as mc
+    from citecheck.judge.methods import pooled
+    from citecheck.verdict import review
+    ctx = RunContext.from_env()
+    rows = mc.heldout_items(args.heldout, args.heldout_per_class)[:args.limit]
+    print(f"held out: {len(rows)} rows ({json.dumps(collections.Counter(r['label'] for r in rows))}), "
+          f"pooled at SUPPORT_AT {pooled.SUPPORT_AT}", flush=True)
+    records = []
+    HELDOUT_RECORDS.parent.mkdir(parents=True, exist_ok=True)
+    for n, item in enumerate(rows, 1):
+        if args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
+            print(f"--until {args.until} UTC reached: {n - 1} of {len(rows)} rows judged", flush=True)
+            break
+        started = time.time()
+        records.append({**mc.judge_item(item, "pooled", ctx), "label": item["label"],
+                        "wall": round(time.time() - started, 1)})
+        with open(HELDOUT_RECORDS, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(records[-1], ensure_ascii=False) + "\n")
+        print(f"{n}/{len(rows)} {item['id']} {item['label']} -> {records[-1].get('answer')} "
+              f"({records[-1]['wall']} s) {time.strftime('%H:%M:%S', time.gmtime())}", flush=True)
+    found = ev.with_predictions([r for r in records if not r.get("missing")])
+    if not found:
+        return 1
+    print(f"judged: {json.dumps(collections.Counter(r['label'] for r in found))}"
+          f" ({len(records) - len(found)} missing)")
+    print("pooled held out: " + json.dumps({k: _rounded(d) for k, d in mc.scored(found).items()})
+          + f" per citation {json.dumps(_rounded(mc.cost(found)))}")
+    bounds = {d: {k: [round(lo, 3), round(hi, 3)] for k, (lo, hi) in scores.items()}
+              for d, scores in mc.intervals(found).items()}
+    print(f"pooled held out 95 % bootstrap intervals ({mc.RESAMPLES} resamples, seed {mc.SEED}): "
+          + json.dumps(bounds))
+    shipped = review.Gate.of(ctx.settings)
+    for name, accepted in ((f"AUTO_ACCEPT={HELDOUT_AUTO_ACCEPT}",
+                            [r for r in found if review.gate(r["confidence"], HELDOUT_AUTO_ACCEPT)]),
+                           (f"shipped gate ({shown(ctx.settings.auto_accept_table)}: threshold in force "
+                            f"{sorted({str(shipped.threshold(r['model'])) for r in found})})",
+                            [r for r in found if shipped.route(r["confidence"], r["model"])["auto"]])):
+        wrong = sum(not r["correct"] for r in accepted)
+        print(f"gate at {name}: {len(accepted)} of {len(found)} auto-accepted, {wrong} of them wrong")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--methods", default="", help="judge methods to evaluate as verify ships them")
@@ -415,7 +473,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--endpoint", default="http://127.0.0.1:8765", help="the running judge server")
     parser.add_argument("--write-calibration", action="store_true")
     parser.add_argument("--memo-only", action="store_true", help="score only prompts already answered (no calls)")
+    parser.add_argument("--heldout", type=Path, default=None, metavar="DEV_JSONL",
+                        help="the shipped pooled default on WiCE dev rows not in the sample (held out)")
+    parser.add_argument("--heldout-per-class", type=int, default=20, help="--heldout: rows per WiCE label")
+    parser.add_argument("--until", default="", metavar="HH:MM",
+                        help="--heldout: start no row at or after this UTC time; score what is done")
     args = parser.parse_args(argv)
+    if args.heldout:
+        return heldout_main(args)
     if args.methods:
         return methods_main(args)
     chosen = [v for v in VARIANTS if v.name in args.variants.split(",")]

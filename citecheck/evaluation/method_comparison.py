@@ -3,7 +3,8 @@
 Rules:
 - The rows: the 36 RFC 7519 claim/section pairs (data/rfc_pairs.jsonl; 3 classes; odd lines report) and
   the 150-row WiCE sample (data/wice/sample.jsonl; binary: supported vs not; tune/report by
-  `evaluation.split_of`). A row's page is the RFC section, or the WiCE evidence sentences joined.
+  `evaluation.split_of`). Held out (`heldout_items`): dev-split rows the sample does not hold, never
+  used to choose anything. A row's page is the RFC section, or the WiCE evidence sentences joined.
 - Each method judges a row through `verify.trace_text` with JUDGE_METHOD set to it (`evaluation.judged_of`),
   so the passages, retrieval, judge, guard and gate are the shipped ones.
 - Cost per citation comes from the steps' cache entries: calls, prompt and output tokens, and the
@@ -18,10 +19,12 @@ Rules:
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
 import statistics
+from pathlib import Path
 
 from .. import evaluation as ev
 from .. import verify
@@ -56,6 +59,21 @@ def wice_items() -> list[dict]:
     """The WiCE sample rows: claim, WiCE label, binary gold, the evidence sentences as the page."""
     return [{"dataset": "wice", "id": r["id"], "split": r["split"], "gold": r["gold"], "label": r["label"],
              "claim": r["claim"], "text": ev.wice_page(r["evidence"])} for r in ev.load_sample()]
+
+
+def heldout_items(dev: Path, per_class: int, sample: Path = ev.SAMPLE) -> list[dict]:
+    """WiCE rows of `dev` not in the committed sample (same claim and evidence), the first `per_class` of each
+    WiCE label in file order, interleaved by rank (supported, partially, not; then the next of each), so a
+    run stopped early stays balanced; split "heldout"."""
+    seen = {(r["claim"], tuple(r["evidence"])) for r in ev.load_sample(sample)}
+    by_label: dict[str, list[dict]] = {label: [] for label in ev.GOLD_OF}
+    for line in dev.read_text(encoding="utf-8").splitlines():
+        raw = json.loads(line)
+        if (raw["claim"], tuple(raw["evidence"])) not in seen and len(by_label[raw["label"]]) < per_class:
+            by_label[raw["label"]].append({"dataset": "wice", "id": raw["meta"]["id"], "split": "heldout",
+                                           "gold": ev.GOLD_OF[raw["label"]], "label": raw["label"],
+                                           "claim": raw["claim"], "text": ev.wice_page(raw["evidence"])})
+    return [row for rank in itertools.zip_longest(*by_label.values()) for row in rank if row]
 
 
 def items(splits: tuple[str, ...] = ev.SPLITS) -> list[dict]:
