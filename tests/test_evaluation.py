@@ -213,3 +213,22 @@ def test_bootstrap_intervals_are_seeded_and_hold_the_point_estimate():
         low, high = got[dataset][score]
         assert low < point[dataset][score] < high
     assert got["wice"]["ece"][0] <= point["wice"]["ece"] <= got["wice"]["ece"][1]
+
+
+def test_heldout_rows_leave_out_the_sample_and_alternate_the_labels(tmp_path):
+    """Held-out rows: none of the sample's (claim, evidence), the first N of each WiCE label, interleaved."""
+    from citecheck.evaluation import method_comparison as mc
+    sample = ev.load_sample()
+    known = {key: sample[0][key] for key in ("claim", "evidence", "label")}
+
+    def row(n, label):
+        return {"claim": f"claim {n}", "evidence": [f"sentence {n}."], "label": label, "meta": {"id": f"d{n}"}}
+
+    dev = [known | {"meta": {"id": "in-sample"}}, row(1, "supported"), row(2, "supported"), row(3, "supported"),
+           row(4, "not_supported"), row(5, "partially_supported")]
+    path = tmp_path / "dev.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in dev) + "\n", encoding="utf-8")
+    rows = mc.heldout_items(path, 2)
+    assert [r["id"] for r in rows] == ["d1", "d5", "d4", "d2"]
+    assert [r["gold"] for r in rows] == ["supported", "not_supported", "not_supported", "supported"]
+    assert {r["split"] for r in rows} == {"heldout"}
