@@ -10,7 +10,8 @@ Rules:
 - Only the rid is kept: never a storage URL, never a token (every text field passes `config.redact`).
 - Writing the same (batch, id, url) again replaces the row, so a resumed batch never duplicates one
   (reviews of the old verdict are kept: they name the `decided_at` they reviewed, `audit.reviews`).
-- Opening a DB applies the migrations it lacks (an old DB is upgraded in place, losing nothing).
+- Opening a DB applies the migrations it lacks (an old DB is upgraded in place, losing nothing); a
+  SQLite file that is not an audit DB is refused by name, never changed (`migrations.foreign`).
 - A server writes through one `writer.Writer` thread (one connection), so concurrent requests never race.
 
 Imports: the foundation and `matching` (check's rows); never a flow or a server.
