@@ -138,7 +138,7 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
         return reviewer, queue.Filters.read(request.query_params), whole(request.query_params, "saved", MAX_ID)
 
     def untrusting(route):
-        """The route, with a BadParameter answered 400 and its message (module rules)."""
+        """The route, with a BadParameter answered 400 and a LockedOut 429 (module rules)."""
         @functools.wraps(route)
         async def guarded(request: Request):
             try:
