@@ -11,7 +11,9 @@ Rules:
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -109,6 +111,29 @@ class MissingSetting(RuntimeError):
     def __init__(self, name: str, hint: str = ""):
         self.name = name
         super().__init__(f"{name} is not set" + (f": {hint}" if hint else ""))
+
+
+REVIEW_TOKEN_MIN = 16
+GENERATE_TOKEN = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
+
+
+def review_token_problem(token: str) -> str | None:
+    """Why REVIEW_TOKEN is too weak (None: strong enough), never quoting it. Strong: at least
+    REVIEW_TOKEN_MIN characters, 10 distinct ones, two kinds (lower case, upper case, digits, other), and
+    at least 64 bits by its length times the Shannon entropy of its character counts (repeats lower it)."""
+    if len(token) < REVIEW_TOKEN_MIN:
+        why = f"must be at least {REVIEW_TOKEN_MIN} characters"
+    elif len(set(token)) < 10:
+        why = "is too predictable (fewer than 10 distinct characters)"
+    elif sum(any(kind(ch) for ch in token) for kind in (str.islower, str.isupper, str.isdigit,
+                                                          lambda ch: not ch.isalnum())) < 2:
+        why = "is too predictable (one kind of character only: mix cases, digits or symbols)"
+    elif len(token) * -sum(n / len(token) * math.log2(n / len(token))
+                           for n in collections.Counter(token).values()) < 64:
+        why = "is too predictable (under 64 bits by its character counts: too many repeats)"
+    else:
+        return None
+    return f"REVIEW_TOKEN {why}; generate one with: {GENERATE_TOKEN}"
 
 
 class Secrets:
@@ -224,6 +249,8 @@ class Settings:
         environ = os.environ if environ is None else environ
         read = _Reader(environ)
         secrets = Secrets.from_env(environ)
+        if secrets.has("REVIEW_TOKEN") and (weak := review_token_problem(secrets.get("REVIEW_TOKEN"))):
+            raise ValueError(weak)
         configured = json_providers(secrets, read.text("OPENAI_BASE_URL"), read.text("OLLAMA_HOST"))
         provider = read.text("JUDGE_PROVIDER").lower() or (configured + ("openai",))[0]
         if provider not in JSON_PROVIDERS:

@@ -651,13 +651,13 @@ def test_the_readme_curl_replays_from_the_committed_cache(tmp_path):
 # --- the server itself: request heads and bodies that never finish ---------------------------------------
 
 @contextlib.contextmanager
-def live_server(app, limits):
+def live_server(app, limits, log_level="warning"):
     """`serve`'s uvicorn server (the guarded protocol) in a thread on a free loopback port."""
     import uvicorn
 
     from citecheck.serve import serving
     port = free_port()
-    server = uvicorn.Server(serving.server_config(app, limits, "127.0.0.1", port, "warning"))
+    server = uvicorn.Server(serving.server_config(app, limits, "127.0.0.1", port, log_level))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     for _ in range(200):
@@ -714,3 +714,29 @@ def test_a_kept_alive_connection_that_starts_a_second_head_and_stops_is_closed()
         sock.close()
     assert first.startswith(b"HTTP/1.1 200") and rest is not None
     assert (first + rest).count(b"HTTP/1.1 ") == 2 and (first + rest).endswith(b"(API_HEADER_TIMEOUT)\"}")
+
+
+class Lines(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(self.format(record))
+
+
+def test_the_access_log_names_paths_without_their_query_strings():
+    """L4: `GET /review?token=...` put the token in uvicorn's access log; the line now ends at the path."""
+    secret = "access-log-FAKE-4f1d9b2c7e"
+    access = logging.getLogger("uvicorn.access")
+    with live_server(create_app(context(), FakeVerify()), Limits(), log_level="info") as port:
+        seen = Lines()
+        access.addHandler(seen)
+        try:
+            for path in (f"/health?token={secret}", f"/review?token={secret}&page=2"):
+                httpx.get(f"http://127.0.0.1:{port}{path}", timeout=10)
+        finally:
+            access.removeHandler(seen)
+    assert len(seen.lines) == 2 and '"GET /health HTTP/1.1" 200' in seen.lines[0]
+    assert '"GET /review HTTP/1.1" 404' in seen.lines[1]
+    assert not any(secret in line or "?" in line for line in seen.lines)

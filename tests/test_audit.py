@@ -319,3 +319,54 @@ def test_check_audits_source_document_rows_with_the_section_and_the_misquote(tmp
 def RunContext_():
     from citecheck.context import RunContext
     return RunContext.build(Settings())
+
+
+def _schema_and_rows(path):
+    raw = sqlite3.connect(path)
+    try:
+        return (raw.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall(),
+                raw.execute("SELECT * FROM citations").fetchall())
+    finally:
+        raw.close()
+
+
+@pytest.mark.parametrize("ddl", [
+    # another tool's table called citations (L1's shape): refused, not given columns and tables
+    ["CREATE TABLE citations (id INTEGER PRIMARY KEY, doi TEXT, title TEXT)",
+     "INSERT INTO citations (doi, title) VALUES ('10.1/x', 'A paper')"],
+    # migration 1's citations plus a table of someone else's
+    [f"CREATE TABLE citations ({', '.join(f'{c} TEXT' for c in ('batch', 'id', 'claim'))})",
+     "CREATE TABLE notes (x)", "INSERT INTO citations VALUES ('b', 'i', 'c')"],
+])
+def test_a_foreign_sqlite_db_is_refused_by_name_and_left_unchanged(tmp_path, ddl):
+    path = tmp_path / "theirs.db"
+    with sqlite3.connect(path) as raw:
+        for statement in ddl:
+            raw.execute(statement)
+    before = _schema_and_rows(path)
+    with pytest.raises(migrations.ForeignDatabase, match=r"theirs\.db is a SQLite database but not a "
+                                                         r"citecheck audit DB"):
+        audit.connect(path)
+    assert _schema_and_rows(path) == before
+
+
+def test_a_pre_migration_db_with_other_columns_is_foreign_and_the_real_one_is_adopted(tmp_path):
+    path = tmp_path / "old.db"
+    shutil.copy(OLD_DB, path)
+    assert migrations.foreign(sqlite3.connect(path)) is None
+    with sqlite3.connect(path) as raw:
+        raw.execute("ALTER TABLE citations ADD COLUMN theirs TEXT")
+    with pytest.raises(migrations.ForeignDatabase, match="other columns"):
+        audit.connect(path)
+    assert "citecheck_migrations" not in {n for n, in sqlite3.connect(path).execute(
+        "SELECT name FROM sqlite_master")}
+
+
+def test_the_cli_names_a_foreign_db_in_one_line(tmp_path):
+    path = tmp_path / "theirs.db"
+    with sqlite3.connect(path) as raw:
+        raw.execute("CREATE TABLE citations (id INTEGER PRIMARY KEY, doi TEXT)")
+    result = subprocess.run([sys.executable, "-m", "citecheck", "calibrate", "--audit-db", str(path)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "theirs.db is a SQLite database but not a citecheck audit DB" in result.stderr

@@ -174,3 +174,21 @@ def test_write_needs_a_model_and_never_overwrites_a_malformed_table(tmp_path):
                   env={"AUTO_ACCEPT_TABLE": str(table)})
     assert bad.returncode == 1 and f"AUTO_ACCEPT_TABLE {table} is not JSON" in bad.stderr
     assert table.read_text() == "{broken"
+
+
+def test_a_row_with_a_text_confidence_is_skipped_with_one_stderr_line(tmp_path):
+    path = tmp_path / "a.db"
+    conn = labelled_db(path)
+    direct = calibrate.calibrate(conn)
+    conn.execute("UPDATE citations SET confidence = 'high' WHERE id IN ('r03', 'u1')")
+    conn.commit()
+    skipped: list = []
+    result = calibrate.calibrate(conn, skipped=skipped)
+    conn.close()
+    assert [r["id"] for r in skipped] == ["r03"] and result.tune == direct.tune - 1
+    assert result.in_scope == direct.in_scope and result.threshold == direct.threshold
+    done = run_cli("--audit-db", str(path))
+    assert done.returncode == 0 and done.stdout.startswith("AUTO_ACCEPT=")
+    assert done.stderr.splitlines() == ["calibrate: skipped 1 reviewed row with an invalid confidence (first: "
+                                        "batch 'hand', id 'r03', url 'http://h/3': confidence 'high' is not "
+                                        "a number from 0 to 1)"]

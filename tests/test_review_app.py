@@ -2,6 +2,7 @@
 order and pages over 10,000 rows; conflicts refused with the history kept."""
 from __future__ import annotations
 
+import base64
 import html.parser
 import re
 import sqlite3
@@ -335,3 +336,106 @@ def test_a_misquote_shows_its_word_diff(app_for):
             "JWT is <del>meant</del> <ins>intended</ins> for.") in item.text
     assert 'value="fabricated"' in item.text and 'value="supported"' not in item.text   # the flow's labels
     assert "<mark>The &#34;aud&#34; (audience) claim identifies" in item.text
+
+
+# ---------------------------------------------------------------- hostile parameters and rows (issue 24 L3)
+
+def nested_key(depth: int) -> str:
+    return base64.urlsafe_b64encode(("[" * depth).encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize("path, params", [
+    ("/review", {"page": "²"}), ("/review", {"page": "9" * 5000}), ("/review", {"page": "0"}),
+    ("/review", {"page": "-1"}), ("/review", {"saved": "²"}), ("/review", {"saved": "9" * 40}),
+    ("/review", {"saved": "9" * 5000}), ("/review", {"batch": "b" * 10_000}),
+    ("/review/item", {"k": nested_key(40_000)}), ("/review/item", {"k": nested_key(3000)}),
+    ("/review/item", {"k": "%%%"}), ("/review/item", {"saved": "١٢"}),
+])
+def test_every_parameter_is_untrusted_400_never_500(app_for, path, params):
+    client = TestClient(app_for(), raise_server_exceptions=False)
+    response = client.get(path, params=params, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert response.status_code == 400 and "Traceback" not in response.text
+    assert re.search(r"(page|saved) must be a whole number from 1 to \d+|longer than 8192 characters|"
+                     r"the link is malformed", response.text)
+    assert client.get(path, params=params).status_code == 401          # parameters only after the token
+
+
+def test_a_malformed_seen_review_on_a_decision_is_400_and_writes_nothing(app_for, tmp_path):
+    client = TestClient(app_for(), raise_server_exceptions=False)
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    fields = form_of(first_item(client, headers=bearer).text)
+    for seen in ("²", "9" * 5000, "-3"):
+        refused = client.post("/review/decide", headers=bearer, data={**fields, "action": "confirm",
+                                                                      "seen_review": seen})
+        assert refused.status_code == 400 and "seen_review must be a whole number" in refused.text
+    assert reviews_in(tmp_path / "audit.db") == []
+
+
+def test_a_row_with_a_text_confidence_is_shown_invalid_and_the_others_render(app_for, tmp_path):
+    app = app_for()
+    with sqlite3.connect(tmp_path / "audit.db") as raw:
+        raw.execute("UPDATE citations SET confidence = 'high' WHERE id = 'c1'")
+        raw.execute("INSERT INTO citations (batch, id, claim, url, label, decided_at) "
+                    "VALUES ('b1', X'00ff', 'blob id', 'http://site/z', 'supported', 'x')")
+    client = TestClient(app)
+    login(client)
+    for view in ("queue", "all"):
+        page = client.get("/review", params={"view": view})
+        assert page.status_code == 200 and "invalid row: confidence &#39;high&#39; is not a number" in page.text
+        assert "http://site/b" in page.text and "1 row left out" in page.text
+    item = client.get("/review/item", params={"k": base64.urlsafe_b64encode(
+        b'["b1", "c1", "http://site/a"]').decode().rstrip("=")})
+    assert item.status_code == 200 and "invalid row: confidence" in item.text
+
+
+# ---------------------------------------------------------------- sessions, lockout, token strength (L5)
+
+def test_logout_revokes_the_session_on_the_server(app_for):
+    client = TestClient(app_for())
+    login(client)
+    cookie = client.cookies.get(auth.COOKIE)
+    csrf = form_of(first_item(client).text)["csrf"]
+    assert client.post("/review/logout", data={"csrf": csrf}, follow_redirects=False).status_code == 303
+    replayed = TestClient(client.app)
+    replayed.cookies.set(auth.COOKIE, cookie, path="/review")
+    assert replayed.get("/review").status_code == 401
+    login(client, name="Bob")
+    assert client.get("/review").status_code == 200                    # a new session works
+
+
+def test_failed_logins_lock_the_client_out_then_it_may_try_again():
+    clock = [1000.0]
+    throttle = auth.Throttle(clock=lambda: clock[0])
+    for _ in range(auth.MAX_FAILURES):
+        assert throttle.retry_after("10.0.0.1") is None
+        throttle.failed("10.0.0.1")
+    assert throttle.retry_after("10.0.0.1") == auth.WINDOW and throttle.retry_after("10.0.0.2") is None
+    clock[0] += auth.WINDOW
+    assert throttle.retry_after("10.0.0.1") is None
+
+
+def test_after_ten_wrong_logins_even_the_right_token_is_429_with_retry_after(app_for):
+    client = TestClient(app_for())
+    for _ in range(auth.MAX_FAILURES):
+        assert login(client, token="wrong-" + TOKEN).status_code == 401
+    for response in (login(client), client.get("/review", headers={"Authorization": f"Bearer {TOKEN}"})):
+        assert response.status_code == 429 and 0 < int(response.headers["retry-after"]) <= auth.WINDOW
+        assert "set-cookie" not in response.headers and TOKEN not in response.text
+
+
+def test_wrong_bearer_tokens_count_too(app_for):
+    client = TestClient(app_for())
+    for _ in range(auth.MAX_FAILURES):
+        assert client.get("/review", headers={"Authorization": "Bearer wrong-" + TOKEN}).status_code == 401
+    assert login(client).status_code == 429
+
+
+@pytest.mark.parametrize("weak", ["passwordpassword", "abcdefghijklmnopqrstuvwxyz",
+                                  "a1a1a1a1a1a1a1a1a1a1a1a1", "Password1234567!", "0123456789012345"])
+def test_a_weak_token_is_refused_saying_how_to_make_one_without_its_value(app_for, weak):
+    from citecheck.config import Settings
+    for refused in (lambda: app_for(token=weak), lambda: Settings.from_env({"REVIEW_TOKEN": weak})):
+        with pytest.raises(ValueError, match="REVIEW_TOKEN .*secrets.token_urlsafe") as err:
+            refused()
+        assert weak not in str(err.value)
+    assert Settings.from_env({"REVIEW_TOKEN": TOKEN}).secrets.has("REVIEW_TOKEN")

@@ -10,7 +10,10 @@ Rules:
 - Only the rid is kept: never a storage URL, never a token (every text field passes `config.redact`).
 - Writing the same (batch, id, url) again replaces the row, so a resumed batch never duplicates one
   (reviews of the old verdict are kept: they name the `decided_at` they reviewed, `audit.reviews`).
-- Opening a DB applies the migrations it lacks (an old DB is upgraded in place, losing nothing).
+- Opening a DB applies the migrations it lacks (an old DB is upgraded in place, losing nothing); a
+  SQLite file that is not an audit DB is refused by name, never changed (`migrations.foreign`).
+- A read never trusts a row: `confidence_problem` says when a stored confidence is not a number in
+  [0, 1] (a hand-edited DB), and readers show or skip that row with the note instead of failing.
 - A server writes through one `writer.Writer` thread (one connection), so concurrent requests never race.
 
 Imports: the foundation and `matching` (check's rows); never a flow or a server.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import math
 import sqlite3
 from pathlib import Path
 
@@ -27,7 +31,7 @@ from .. import config
 from ..vocabulary import WEB, AuditRow
 from . import migrations
 
-__all__ = ["COLUMNS", "KEY", "claim_id", "connect", "decided", "set_auto", "utc_now",
+__all__ = ["COLUMNS", "KEY", "claim_id", "confidence_problem", "connect", "decided", "set_auto", "utc_now",
            "write_citation"]
 
 COLUMNS = AuditRow.field_names()
@@ -51,6 +55,15 @@ def connect(path: str | Path) -> sqlite3.Connection:
         raise OSError(f"audit DB {path} cannot be opened: {exc}") from None
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def confidence_problem(value) -> str | None:
+    """Why a stored confidence is unusable (None: it is absent, or a number in [0, 1])."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                         and math.isfinite(value) and 0 <= value <= 1):
+        return None
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    return f"confidence {shown} is not a number from 0 to 1"
 
 
 def utc_now() -> str:

@@ -8,6 +8,9 @@ Rules:
   before migrations existed is adopted in place, its rows untouched.
 - A DB that has applied a version this code does not know (written by a newer citecheck) is refused
   with an error naming the file and the version; nothing is changed.
+- Before anything is written, a DB must be ours (`foreign`): empty, or holding `citecheck_migrations`,
+  or a pre-migration DB whose only table is `citations` with exactly migration 1's columns (name, type,
+  NOT NULL, default, key). Any other SQLite file is refused by name (ForeignDatabase), never migrated.
 - Adding a migration: append a function decorated with `@migration` (the next number). Never edit one
   that has shipped.
 """
@@ -22,6 +25,10 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = []
 
 class SchemaTooNew(OSError):
     """The audit DB was migrated by a newer citecheck than this one."""
+
+
+class ForeignDatabase(OSError):
+    """The file is a SQLite database, but not a citecheck audit DB."""
 
 
 def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
@@ -104,11 +111,44 @@ def applied(conn: sqlite3.Connection) -> list[int]:
     return [row[0] for row in conn.execute("SELECT version FROM citecheck_migrations ORDER BY version")]
 
 
+def _columns(conn: sqlite3.Connection, table: str) -> list[tuple]:
+    return conn.execute('SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?)',
+                        (table,)).fetchall()
+
+
+def _first_release() -> list[tuple]:
+    """The `citations` columns migration 1 creates (read from a scratch in-memory DB, never restated)."""
+    scratch = sqlite3.connect(":memory:")
+    try:
+        MIGRATIONS[0][2](scratch)
+        return _columns(scratch, "citations")
+    finally:
+        scratch.close()
+
+
+def foreign(conn: sqlite3.Connection) -> str | None:
+    """Why this DB is not a citecheck audit DB (its tables, or what differs), or None when it is ours."""
+    tables = sorted(name for name, in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'"))
+    if not tables or "citecheck_migrations" in tables:
+        return None
+    if tables != ["citations"]:
+        return f"tables: {', '.join(tables)}"
+    if _columns(conn, "citations") != _first_release():
+        return "its citations table is not citecheck's (other columns)"
+    return None
+
+
 def migrate(conn: sqlite3.Connection, path: str = "the audit DB") -> list[int]:
-    """Apply every migration this DB lacks; returns the versions applied now.
+    """Apply every migration this DB lacks; returns the versions applied now. A foreign DB is refused
+    first (ForeignDatabase), with nothing written.
 
     Each runs in its own write transaction, which re-reads the ledger first: two processes opening a
     new DB at once apply each migration once."""
+    why = foreign(conn)
+    if why is not None:
+        raise ForeignDatabase(f"{path} is a SQLite database but not a citecheck audit DB ({why}); nothing "
+                              "was changed: use an audit DB or a new file (AUDIT_DB, --db, --audit-db)")
     done = applied(conn)
     newer = [v for v in done if v > LATEST]
     if newer:

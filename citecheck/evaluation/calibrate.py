@@ -19,6 +19,8 @@ Rules:
   {M: {threshold (1 when none reaches the target), precision and interval (the report half's accepted
   verdicts, Wilson 95 %; null when none), n (labels used), target, date (UTC), batch (null: every batch)}}.
   The flows then gate M's verdicts by it unless AUTO_ACCEPT is set.
+- A row whose stored confidence is not a number in [0, 1] (`audit.confidence_problem`) is never a label:
+  it is skipped, `calibrate` says so in one stderr line, and the review share counts it as to review.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import datetime
 import hashlib
 import json
 import random
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,10 +50,15 @@ def split_of(row: dict) -> str:
     return evaluation.SPLITS[digest[-1] % 2]
 
 
-def labelled(conn, batch: str | None = None, model: str | None = None) -> list[dict]:
-    """The reviewed rows the threshold decides (of `model` when given), each with `correct` and `split`."""
+def labelled(conn, batch: str | None = None, model: str | None = None,
+             skipped: list | None = None) -> list[dict]:
+    """The reviewed rows the threshold decides (of `model` when given), each with `correct` and `split`;
+    rows with an invalid confidence are left out and appended to `skipped`."""
     rows = [r for r in reviews.reviewed(conn, batch) if r["confidence"] is not None
             and r["status"] != MISQUOTED and (model is None or r["model"] == model)]
+    if skipped is not None:
+        skipped += [r for r in rows if audit.confidence_problem(r["confidence"])]
+    rows = [r for r in rows if audit.confidence_problem(r["confidence"]) is None]
     return [{**r, "correct": r["reviewed_label"] == r["label"], "split": split_of(r)} for r in rows]
 
 
@@ -83,6 +91,7 @@ class Calibration:
     in_scope: int = 0                         # decided citations in scope (batch or all)
     to_review: int = 0                        # of those, sent to a person at the chosen AUTO_ACCEPT
     from_queue: int = 0                       # labelled rows the gate had sent to a person when decided
+    skipped: list = field(default_factory=list)  # reviewed rows left out: an invalid confidence
 
     @property
     def auto_accept(self) -> float:
@@ -91,9 +100,11 @@ class Calibration:
 
 def calibrate(conn, *, batch: str | None = None, model: str | None = None,
               target: float = evaluation.TARGET_PRECISION,
-              min_accepted: int = evaluation.MIN_ACCEPTED) -> Calibration:
-    """Choose and report AUTO_ACCEPT (see module rules); ValueError when there are too few labels."""
-    rows = labelled(conn, batch, model)
+              min_accepted: int = evaluation.MIN_ACCEPTED, skipped: list | None = None) -> Calibration:
+    """Choose and report AUTO_ACCEPT (see module rules); ValueError when there are too few labels. Rows
+    left out for an invalid confidence are appended to `skipped` (also when it then raises)."""
+    skipped = [] if skipped is None else skipped
+    rows = labelled(conn, batch, model, skipped)
     halves = {s: [r for r in rows if r["split"] == s] for s in evaluation.SPLITS}
     scope = (f"in batch {batch}" if batch else "in the audit DB") + (f" for model {model}" if model else "")
     if len(rows) < 2 * min_accepted or min(map(len, halves.values())) < min_accepted:
@@ -106,13 +117,14 @@ def calibrate(conn, *, batch: str | None = None, model: str | None = None,
     result = Calibration(target, min_accepted, len(tune), len(report),
                          evaluation.choose_threshold(conf, ok, target, min_accepted),
                          evaluation.best_reachable(conf, ok, min_accepted),
-                         from_queue=sum(r["auto"] == 0 or r["auto"] is None for r in rows))
+                         from_queue=sum(r["auto"] == 0 or r["auto"] is None for r in rows), skipped=skipped)
     scoped = [("batch = ?", batch)] * bool(batch) + [("model = ?", model)] * bool(model)
     where = "WHERE " + " AND ".join(c for c, _ in scoped) if scoped else ""
     decided = conn.execute(f"SELECT confidence, status FROM citations {where}",
                            [value for _, value in scoped]).fetchall()
     result.in_scope = len(decided)
-    result.to_review = sum(not gate(c, result.auto_accept, misquoted=s == MISQUOTED) for c, s in decided)
+    result.to_review = sum(audit.confidence_problem(c) is not None
+                           or not gate(c, result.auto_accept, misquoted=s == MISQUOTED) for c, s in decided)
     if result.threshold is not None:
         conf, ok = [r["confidence"] for r in report], [r["correct"] for r in report]
         result.point = evaluation.at_threshold(conf, ok, result.threshold)
@@ -120,6 +132,14 @@ def calibrate(conn, *, batch: str | None = None, model: str | None = None,
             result.wilson = evaluation.wilson(result.point["accepted_correct"], result.point["accepted"])
         result.bootstrap = bootstrap(conf, ok, result.threshold)
     return result
+
+
+def skipped_line(rows: list[dict]) -> str:
+    """The one stderr line naming the reviewed rows left out for an invalid confidence."""
+    first = rows[0]
+    return (f"calibrate: skipped {len(rows)} reviewed row{'s' * (len(rows) != 1)} with an invalid confidence "
+            f"(first: batch {first['batch']!r}, id {first['id']!r}, url {first['url']!r}: "
+            f"{audit.confidence_problem(first['confidence'])})")
 
 
 def _share(n: int, total: int) -> str:
@@ -198,10 +218,13 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
     if not path.is_file():
         raise FileNotFoundError(f"audit DB {path} does not exist: pass --audit-db or set AUDIT_DB")
     conn = audit.connect(path)
+    skipped: list = []
     try:
-        result = calibrate(conn, batch=args.batch, model=args.model, target=args.target)
+        result = calibrate(conn, batch=args.batch, model=args.model, target=args.target, skipped=skipped)
     finally:
         conn.close()
+        if skipped:
+            print(skipped_line(skipped), file=sys.stderr)
     print("\n".join(report_lines(result)))
     if before is not None:
         now = before.threshold(args.model)

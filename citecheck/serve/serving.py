@@ -7,10 +7,14 @@ Rules:
   holds a connection forever (slowloris).
 - The body has its own deadline, API_BODY_TIMEOUT, enforced by the app (`api.BodyGuard`: 408).
 - Idle keep-alive connections close after uvicorn's timeout_keep_alive (5 s), as before.
+- The access log names the path without its query string (`WithoutQuery`): a `?token=` a client puts
+  in a URL never reaches a log.
 """
 from __future__ import annotations
 
 import asyncio
+import copy
+import logging
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -61,8 +65,28 @@ def guarded_protocol(header_timeout: float) -> type[H11Protocol]:
     return HeadDeadline
 
 
+class WithoutQuery(logging.Filter):
+    """Cuts the query string off the path in uvicorn's access-log records (client, method, path, ...)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], args[2].partition("?")[0], *args[3:])
+        return True
+
+
+def log_config() -> dict:
+    """uvicorn's logging configuration with `WithoutQuery` on its access logger."""
+    from uvicorn.config import LOGGING_CONFIG
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config.setdefault("filters", {})["without_query"] = {"()": WithoutQuery}
+    config["loggers"]["uvicorn.access"]["filters"] = ["without_query"]
+    return config
+
+
 def server_config(app, limits: ApiLimits, host: str, port: int, log_level: str = "info"):
-    """The uvicorn Config `serve` runs: the app over the guarded protocol."""
+    """The uvicorn Config `serve` runs: the app over the guarded protocol, its access log without query
+    strings."""
     import uvicorn
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level,
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, log_config=log_config(),
                           http=guarded_protocol(limits.header_timeout))

@@ -1,11 +1,17 @@
 """Who may use the review page, and which writes are the reviewer's own.
 
 Rules:
-- One secret, REVIEW_TOKEN (at least MIN_TOKEN characters). A script sends it as `Authorization: Bearer
+- One secret, REVIEW_TOKEN, strong enough (`config.review_token_problem`: the error says how to make
+  one). A script sends it as `Authorization: Bearer
   <token>`; a person types it once into the login form, which sets a session cookie instead.
 - The cookie never holds the token: it is `name.issued.signature`, an HMAC-SHA256 (keyed by the token) of
   the reviewer's name and the time it was issued; HttpOnly, SameSite=Strict, Path=/review, Secure over
-  https; valid for SESSION_HOURS. Changing REVIEW_TOKEN ends every session.
+  https; valid for SESSION_HOURS. Changing REVIEW_TOKEN ends every session. Logging out revokes that
+  cookie on the server (its signature, kept in this process's memory until it would have expired; a
+  restart forgets revocations, while a changed REVIEW_TOKEN still ends every session).
+- Failed logins are counted per client address (`Throttle`): after MAX_FAILURES within WINDOW seconds,
+  every login or Bearer request from that address is 429 with Retry-After, the right token included,
+  until the oldest failure leaves the window. Behind a proxy every client shares its address.
 - Tokens and signatures are compared in constant time; a wrong or missing one gets 401 and the same words
   whatever was wrong (nothing about the token).
 - CSRF: every write (POST) is refused when the browser says it is cross-site (`Sec-Fetch-Site`) or its
@@ -15,15 +21,23 @@ Rules:
 from __future__ import annotations
 
 import base64
+import collections
 import hashlib
 import hmac
+import math
+import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
+
+from ...config import review_token_problem
 
 COOKIE = "citecheck_review"
 SESSION_HOURS = 12
-MIN_TOKEN = 16
 MAX_NAME = 60
+MAX_FAILURES = 10       # failed logins per client address ...
+WINDOW = 60.0           # ... within this many seconds, then 429 until the oldest leaves the window
+MAX_CLIENTS = 10_000    # addresses remembered at once (the oldest forgotten first)
 
 
 @dataclass(frozen=True)
@@ -36,8 +50,9 @@ class Keys:
     """The HMAC keys derived from REVIEW_TOKEN (the token itself is only compared, never stored)."""
 
     def __init__(self, token: str):
-        if len(token) < MIN_TOKEN:
-            raise ValueError(f"REVIEW_TOKEN must be at least {MIN_TOKEN} characters (a long random secret)")
+        if (weak := review_token_problem(token)) is not None:
+            raise ValueError(weak)
+        self._revoked: dict[str, int] = {}      # signature -> issued (module rules)
         self._token = hashlib.sha256(token.encode("utf-8")).digest()
         self._cookie = hmac.new(self._token, b"citecheck review cookie", hashlib.sha256).digest()
         self._csrf = hmac.new(self._token, b"citecheck review csrf", hashlib.sha256).digest()
@@ -65,12 +80,19 @@ class Keys:
             if not hmac.compare_digest(self._sign(f"{encoded}.{issued}"), signature):
                 return None
             age = (time.time() if now is None else now) - int(issued)
-            if not 0 <= age <= SESSION_HOURS * 3600:
+            if not 0 <= age <= SESSION_HOURS * 3600 or signature in self._revoked:
                 return None
             name = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode("utf-8")
         except (ValueError, UnicodeError):
             return None
         return Reviewer(name, cookie)
+
+    def revoke(self, session: str, now: float | None = None) -> None:
+        """End this (valid) session cookie on the server; revocations past their expiry are forgotten."""
+        now = time.time() if now is None else now
+        _, issued, signature = session.split(".")
+        self._revoked = {s: i for s, i in self._revoked.items() if now - i <= SESSION_HOURS * 3600}
+        self._revoked[signature] = int(issued)
 
     def csrf(self, session: str) -> str:
         return hmac.new(self._csrf, session.encode("ascii"), hashlib.sha256).hexdigest()
@@ -96,3 +118,40 @@ def cross_site(headers, base_origin: str) -> bool:
         return True
     origin = headers.get("origin")
     return origin is not None and origin.rstrip("/").lower() != base_origin.rstrip("/").lower()
+
+
+class Throttle:
+    """Failed logins per client address (module rules); `clock` is injectable for tests."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._failures: dict[str, collections.deque] = {}
+        self._lock = threading.Lock()
+
+    def _recent(self, client: str, now: float) -> collections.deque:
+        times = self._failures.get(client, collections.deque())
+        while times and now - times[0] >= WINDOW:
+            times.popleft()
+        return times
+
+    def retry_after(self, client: str) -> int | None:
+        """Seconds until `client` may try again (None: it may now)."""
+        with self._lock:
+            now = self._clock()
+            times = self._recent(client, now)
+            if len(times) < MAX_FAILURES:
+                return None
+            return max(1, math.ceil(WINDOW - (now - times[0])))
+
+    def failed(self, client: str) -> None:
+        """Count one failed login (or wrong Bearer token) from `client`."""
+        with self._lock:
+            now = self._clock()
+            times = self._recent(client, now)
+            if times.maxlen is None:
+                times = collections.deque(times, maxlen=MAX_FAILURES)
+            times.append(now)
+            self._failures.pop(client, None)
+            self._failures[client] = times               # most recent last
+            while len(self._failures) > MAX_CLIENTS:
+                self._failures.pop(next(iter(self._failures)))

@@ -1,8 +1,16 @@
-"""The /review routes: login, the queue, one item, a decision (see `review_app` for the rules)."""
+"""The /review routes: login, the queue, one item, a decision (see `review_app` for the rules).
+
+Rules:
+- Every parameter is untrusted: a value longer than MAX_PARAM characters, a number that is not ASCII
+  digits within its bounds (page 1..MAX_PAGE, a review id 1..MAX_ID), or a malformed item key (also one
+  nested too deep to decode) is 400 with a short message naming the parameter, never a 500.
+- A client locked out by `auth.Throttle` gets 429 with Retry-After on a login or a Bearer request.
+"""
 from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import sqlite3
 from pathlib import Path
@@ -21,6 +29,39 @@ from .auth import COOKIE, Keys, Reviewer
 HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
            "Cache-Control": "no-store"}
 STATUS_OF = {"missing": 404, "stale": 409, "reviewed": 409, "invalid": 422}
+MAX_PARAM = 8192        # characters in one parameter (an item key holds a URL)
+MAX_PAGE = 1_000_000
+MAX_ID = 2 ** 63 - 1    # SQLite's largest integer
+
+
+class BadParameter(ValueError):
+    """A request parameter that is malformed or out of bounds (400; the message names it)."""
+
+
+class LockedOut(Exception):
+    """Too many failed logins from this client (429 after `retry_after` seconds)."""
+
+    def __init__(self, retry_after: int):
+        super().__init__(retry_after)
+        self.retry_after = retry_after
+
+
+def whole(params, name: str, maximum: int) -> int | None:
+    """A whole-number parameter from 1 to `maximum` (ASCII digits only); None when absent or empty."""
+    value = params.get(name) or ""
+    if not value:
+        return None
+    if not (value.isascii() and value.isdigit()) or len(value) > len(str(maximum)) \
+            or not 1 <= int(value) <= maximum:
+        raise BadParameter(f"{name} must be a whole number from 1 to {maximum}")
+    return int(value)
+
+
+def bounded(params) -> None:
+    """BadParameter when any parameter is longer than MAX_PARAM characters."""
+    for name, value in params.items():
+        if len(name) > MAX_PARAM or len(value) > MAX_PARAM:
+            raise BadParameter(f"a parameter is longer than {MAX_PARAM} characters")
 
 
 def item_key(row: dict) -> str:
@@ -30,10 +71,13 @@ def item_key(row: dict) -> str:
 
 
 def parse_key(value: str | None) -> tuple[str, str, str] | None:
+    """An item key's (batch, id, url), or None when it is malformed (nested too deep included)."""
+    if value is None or len(value) > MAX_PARAM:
+        return None
     try:
-        raw = base64.urlsafe_b64decode((value or "") + "=" * (-len(value or "") % 4))
+        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
         batch, item_id, url = json.loads(raw.decode("utf-8"))
-    except (ValueError, TypeError, UnicodeError):
+    except (ValueError, TypeError, UnicodeError, RecursionError):
         return None
     return (batch, item_id, url) if all(isinstance(v, str) for v in (batch, item_id, url)) else None
 
@@ -45,6 +89,7 @@ def _key_dict(key: tuple) -> dict:
 def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
     """The routes over one audit DB; `writer` is the app's audit writer (it has migrated the DB)."""
     routes = APIRouter()
+    throttle = auth.Throttle()
     uri = Path(journal).resolve().as_uri() + "?mode=ro"
 
     def read(fn):
@@ -65,15 +110,47 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
         headers = {**HEADERS, "Content-Security-Policy": render_html.content_security_policy()}
         return HTMLResponse(body, status_code=status, headers=headers)
 
+    def client(request: Request) -> str:
+        return request.client.host if request.client else "?"
+
+    def token_ok(request: Request, token: str | None) -> bool:
+        """The token's check, counted per client (LockedOut while locked, whatever the token)."""
+        if (wait := throttle.retry_after(client(request))) is not None:
+            raise LockedOut(wait)
+        if keys.token_ok(token):
+            return True
+        throttle.failed(client(request))
+        return False
+
     def who(request: Request) -> Reviewer | None:
         token = auth.bearer(request.headers.get("authorization"))
         if token is not None:
-            return Reviewer("token", None) if keys.token_ok(token) else None
+            return Reviewer("token", None) if token_ok(request, token) else None
         return keys.reviewer(request.cookies.get(COOKIE))
 
-    def viewing(request: Request) -> tuple[Reviewer | None, queue.Filters, str]:
-        """Who asks (None: refuse), the filters, and the review a `saved=` parameter names."""
-        return who(request), queue.Filters.read(request.query_params), request.query_params.get("saved", "")
+    def viewing(request: Request) -> tuple[Reviewer | None, queue.Filters, int | None]:
+        """Who asks (None: refuse), the filters, and the review a `saved=` parameter names (BadParameter
+        when a parameter is malformed: only asked of an authenticated request)."""
+        reviewer = who(request)
+        if reviewer is None:
+            return None, queue.Filters(), None
+        bounded(request.query_params)
+        return reviewer, queue.Filters.read(request.query_params), whole(request.query_params, "saved", MAX_ID)
+
+    def untrusting(route):
+        """The route, with a BadParameter answered 400 and a LockedOut 429 (module rules)."""
+        @functools.wraps(route)
+        async def guarded(request: Request):
+            try:
+                return await route(request)
+            except BadParameter as exc:
+                return problem(400, str(exc), keys.reviewer(request.cookies.get(COOKIE)), "/review")
+            except LockedOut as exc:
+                response = problem(429, "too many failed logins from this address: try again in "
+                                        f"{exc.retry_after} s", None)
+                response.headers["Retry-After"] = str(exc.retry_after)
+                return response
+        return guarded
 
     def refused(status: int = 401) -> HTMLResponse:
         response = page("login.html", status, failed=False, next_url="")
@@ -113,12 +190,13 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
         return page("login.html", failed=False, next_url="")
 
     @routes.post("/login")
+    @untrusting
     async def login(request: Request):
         if auth.cross_site(request.headers, origin(request)):
             return problem(403, "cross-site request refused", None)
         values = await form(request)
         name = auth.clean_name(values.get("name"))
-        if not name or not keys.token_ok(values.get("token")):
+        if not token_ok(request, values.get("token")) or not name:
             response = page("login.html", 401, failed=True, next_url="")
             response.headers["WWW-Authenticate"] = 'Bearer realm="citecheck review"'
             return response
@@ -128,34 +206,39 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
         return response
 
     @routes.post("/logout")
+    @untrusting
     async def logout(request: Request):
         reviewer, _, refusal = await writing(request)
         if refusal is not None:
             return refusal
+        if reviewer.session is not None:
+            keys.revoke(reviewer.session)
         response = RedirectResponse("/review/login", status_code=303)
         response.delete_cookie(COOKIE, path="/review")
         return response
 
     @routes.get("")
     @routes.get("/")
+    @untrusting
     async def queue_page(request: Request):
         reviewer, filters, saved = viewing(request)
         if reviewer is None:
             return refused()
-        number = _page_number(request.query_params.get("page", ""))
+        number = whole(request.query_params, "page", MAX_PAGE) or 1
         shown, menus, done = await read(lambda conn: (queue.page(conn, filters, number), queue.choices(conn),
                                                       _saved(conn, saved)))
         return page("queue.html", reviewer=reviewer, filters=filters, shown=shown, views=queue.VIEWS,
                     no_reason=queue.NO_REASON, saved=done, per_page=queue.PER_PAGE, **menus)
 
     @routes.get("/item")
+    @untrusting
     async def item_page(request: Request):
         reviewer, filters, saved = viewing(request)
         if reviewer is None:
             return refused()
         key = parse_key(request.query_params.get("k"))
         if key is None:
-            return problem(404, "no such citation: the link is malformed", reviewer, "/review")
+            return problem(400, "no such citation: the link is malformed", reviewer, "/review")
 
         def gather(conn):
             rows = queue.load(conn, [key])
@@ -177,17 +260,18 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
                     key_of=lambda k: item_key(_key_dict(k)))
 
     @routes.post("/decide")
+    @untrusting
     async def decide(request: Request):
         reviewer, values, refusal = await writing(request)
         if refusal is not None:
             return refusal
+        bounded(values)
         filters = queue.Filters.read(values)
         key = parse_key(values.get("k"))
         if key is None:
-            return problem(404, "no such citation: the form is malformed", reviewer, "/review")
-        seen = values.get("seen_review", "")
+            return problem(400, "no such citation: the form is malformed", reviewer, "/review")
         decision = reviews.Decision(*key, decided_at=values.get("decided_at", ""),
-                                    seen_review=int(seen) if seen.isdigit() else None,
+                                    seen_review=whole(values, "seen_review", MAX_ID),
                                     action=values.get("action", ""), label=values.get("label") or None,
                                     note=values.get("note", "")[:4000], reviewer=reviewer.name)
         back = "/review/item?" + urlencode({"k": values.get("k", ""), **filters.query()})
@@ -208,12 +292,8 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
     return routes
 
 
-def _saved(conn: sqlite3.Connection, value: str) -> dict | None:
+def _saved(conn: sqlite3.Connection, review_id: int | None) -> dict | None:
     """The review a `saved=` parameter names (the one just recorded), for the page's confirmation line."""
-    row = conn.execute("SELECT * FROM reviews WHERE review_id = ?", (int(value),)).fetchone() \
-        if value.isdigit() else None
+    row = conn.execute("SELECT * FROM reviews WHERE review_id = ?", (review_id,)).fetchone() \
+        if review_id is not None else None
     return dict(row) if row else None
-
-
-def _page_number(value: str) -> int:
-    return int(value) if value.isdigit() else 1

@@ -7,12 +7,16 @@ Rules:
 - Filters: batch, reason (`-` for no reason) and view. Every view is in the package's queue order
   (`review.queue_key`): the rows are sorted in Python on their light columns, then one page is read.
 - PER_PAGE items a page; a page number past the end shows the last page.
+- A bad row never breaks a page (`checked`): a confidence that is not a number in [0, 1] is shown as
+  absent with an `invalid` note (sorted as no model asked); a row whose key or label is not text
+  cannot be linked, so it is left out and counted (`Page.skipped`).
 """
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
 
+from ...audit import confidence_problem
 from ...audit.reviews import CURRENT
 from ...verdict.review import queue_key
 
@@ -60,11 +64,27 @@ def _where(filters: Filters) -> tuple[str, list]:
 _FROM = f"FROM citations c LEFT JOIN ({CURRENT}) cur ON (cur.batch, cur.id, cur.url) = (c.batch, c.id, c.url)"
 
 
-def _light(conn: sqlite3.Connection, filters: Filters) -> list[dict]:
-    """The light columns of every row the filters select, in the queue's order."""
+def checked(row: dict) -> dict | None:
+    """The row made safe to sort and show (module rules), or None when it cannot be linked."""
+    if not all(isinstance(row.get(c), str) for c in ("batch", "id", "url", "label")):
+        return None
+    problem = confidence_problem(row.get("confidence"))
+    return {**row, "confidence": None, "invalid": problem} if problem else {**row, "invalid": None}
+
+
+def _light(conn: sqlite3.Connection, filters: Filters, skipped: list | None = None) -> list[dict]:
+    """The light columns of every row the filters select, in the queue's order (unlinkable rows are
+    appended to `skipped`)."""
     where, params = _where(filters)
     rows = conn.execute(f"SELECT {', '.join('c.' + c for c in _LIGHT)} {_FROM} WHERE {where}", params)
-    return sorted((dict(r) for r in rows), key=queue_key)
+    kept = []
+    for raw in rows:
+        row = checked(dict(raw))
+        if row is not None:
+            kept.append(row)
+        elif skipped is not None:
+            skipped.append(dict(raw))
+    return sorted(kept, key=queue_key)
 
 
 def _key(row: dict) -> tuple[str, str, str]:
@@ -86,7 +106,7 @@ def load(conn: sqlite3.Connection, keys: list[tuple[str, str, str]]) -> list[dic
                         f"cur.note AS review_note "
                         f"{_FROM} "
                         f"WHERE (c.batch, c.id, c.url) IN (VALUES {marks})", [v for key in keys for v in key])
-    found = {(r["batch"], r["id"], r["url"]): dict(r) for r in rows}
+    found = {(r["batch"], r["id"], r["url"]): row for r in rows if (row := checked(dict(r))) is not None}
     return [found[key] for key in keys if key in found]
 
 
@@ -96,20 +116,24 @@ class Page:
     number: int
     pages: int
     total: int
+    skipped: int = 0     # rows left out: their key or label is not text
 
 
 def page(conn: sqlite3.Connection, filters: Filters, number: int) -> Page:
-    keys = ordered_keys(conn, filters)
+    skipped: list = []
+    keys = [_key(r) for r in _light(conn, filters, skipped)]
     pages = max(1, -(-len(keys) // PER_PAGE))
     number = min(max(1, number), pages)
-    return Page(load(conn, keys[(number - 1) * PER_PAGE:number * PER_PAGE]), number, pages, len(keys))
+    return Page(load(conn, keys[(number - 1) * PER_PAGE:number * PER_PAGE]), number, pages, len(keys),
+                len(skipped))
 
 
 def choices(conn: sqlite3.Connection) -> dict[str, list[str]]:
     """The batches and reasons present, for the filter menus."""
-    batches = [b for b, in conn.execute("SELECT DISTINCT batch FROM citations ORDER BY batch")]
+    batches = [b for b, in conn.execute("SELECT DISTINCT batch FROM citations ORDER BY batch")
+               if isinstance(b, str)]
     reasons = [r for r, in conn.execute("SELECT DISTINCT reason FROM citations WHERE reason IS NOT NULL "
-                                        "ORDER BY reason")]
+                                        "ORDER BY reason") if isinstance(r, str)]
     return {"batches": batches, "reasons": reasons}
 
 

@@ -1,0 +1,168 @@
+"""Issue 24 L1, L3-L5 at full size: the audit DB and `/review` under hostile input (prints numbers).
+
+    .venv/bin/python benchmarks/hostile_review.py
+
+`bench_review(tmp)` is the function `bench_hostile.py` can import as one more bench:
+- L1: a foreign SQLite DB with a 100,000-row `citations` table of its own: seconds to refuse, unchanged.
+- L3: `serve`'s real server over a 10,000-row audit DB, one row with a text confidence: the queue page;
+  `page` of 5,000 digits, `page=²`, `saved` past SQLite's integers, an item key nested as deep as
+  MAX_PARAM allows and one of 60 KB: each status and time. `calibrate` over it.
+- L4: every access-log line of the run, checked for a query string.
+- L5: 600 wrong logins from one address then the right token; a logged-out cookie replayed; weak tokens
+  refused and 100,000 `secrets.token_urlsafe(32)` tokens checked for false refusals.
+"""
+from __future__ import annotations
+
+import base64
+import logging
+import secrets
+import sqlite3
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import httpx  # noqa: E402
+from standins.judge import free_port  # noqa: E402
+
+from citecheck import audit  # noqa: E402
+from citecheck.config import Secrets, Settings, review_token_problem  # noqa: E402
+from citecheck.context import RunContext  # noqa: E402
+
+ROWS = 10_000
+
+
+def _timed(fn):
+    started = time.monotonic()
+    result = fn()
+    return result, time.monotonic() - started
+
+
+def bench_foreign_db(tmp: Path) -> None:
+    path = tmp / "theirs.db"
+    with sqlite3.connect(path) as raw:
+        raw.execute("CREATE TABLE citations (id INTEGER PRIMARY KEY, doi TEXT, title TEXT)")
+        raw.executemany("INSERT INTO citations (doi, title) VALUES (?, ?)",
+                        ((f"10.1/{i}", f"paper {i}") for i in range(100_000)))
+    before = path.read_bytes()
+    started = time.monotonic()
+    try:
+        audit.connect(path).close()
+        outcome = "opened (NOT refused)"
+    except OSError as exc:
+        outcome = f"refused ({type(exc).__name__})"
+    seconds = time.monotonic() - started
+    print(f"L1 foreign DB (100,000 rows of its own): {outcome} in {seconds * 1000:.1f} ms; "
+          f"file unchanged: {path.read_bytes() == before}")
+
+
+class _Lines(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+def _seed(db: Path) -> None:
+    conn = audit.connect(db)
+    with conn:
+        for i in range(ROWS):
+            audit.write_citation(conn, "big", f"c{i:05d}", f"claim {i}", {
+                "url": f"http://site/{i}", "label": "supported", "confidence": (i % 100) / 100,
+                "auto": False}, "m")
+    conn.execute("UPDATE citations SET confidence = 'high', label = 'contradicted' WHERE id = 'c00007'")
+    conn.commit()
+    conn.close()
+
+
+def bench_review_app(tmp: Path) -> None:
+    import uvicorn
+
+    from citecheck.evaluation import calibrate
+    from citecheck.serve import serving
+    from citecheck.serve.api import create_app
+    db, token = tmp / "audit.db", secrets.token_urlsafe(32)
+    _seed(db)
+    ctx = RunContext.build(Settings(audit_db=db, secrets=Secrets({"REVIEW_TOKEN": token})))
+    app = create_app(ctx, lambda claim, urls: {})
+    port = free_port()
+    server = uvicorn.Server(serving.server_config(app, ctx.settings.api, "127.0.0.1", port, "info"))
+    seen = _Lines()
+    logging.getLogger("uvicorn.access").addHandler(seen)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    base, bearer = f"http://127.0.0.1:{port}/review", {"Authorization": f"Bearer {token}"}
+    deep = base64.urlsafe_b64encode(b"[" * 6144).decode().rstrip("=")
+    try:
+        with httpx.Client(timeout=60) as client:
+            cases = [("queue page (one text confidence)", "", {}), ("page=5000 digits", "", {"page": "9" * 5000}),
+                     ("page=²", "", {"page": "²"}), ("saved=2**70", "", {"saved": str(2 ** 70)}),
+                     ("k nested 6,144 deep", "/item", {"k": deep}), ("k of 60 KB", "/item", {"k": "A" * 60_000}),
+                     ("seen_review=²", "/decide", None)]
+            for name, path, params in cases:
+                if params is None:
+                    response, seconds = _timed(lambda: client.post(base + path, headers=bearer, data={
+                        "k": "x", "seen_review": "²", "action": "confirm"}))
+                else:
+                    response, seconds = _timed(lambda: client.get(base + path, params=params, headers=bearer))
+                note = " (invalid row shown)" if "invalid row: confidence" in response.text else ""
+                print(f"L3 {name}: {response.status_code} in {seconds * 1000:.0f} ms{note}")
+            login, logout = base + "/login", base + "/logout"
+            statuses, seconds = _timed(lambda: [client.post(login, data={"name": "x", "token": f"wrong-{i}"})
+                                                .status_code for i in range(600)])
+            right = client.post(login, data={"name": "Ann", "token": token}, follow_redirects=False)
+            print(f"L5 600 wrong logins in {seconds:.1f} s: {statuses.count(401)} x 401, {statuses.count(429)} "
+                  f"x 429; then the right token: {right.status_code} (Retry-After {right.headers.get('retry-after')} s)")
+        with httpx.Client(timeout=60) as person:
+            time.sleep(61)                      # the lockout above holds 127.0.0.1 for up to WINDOW seconds
+            person.post(login, data={"name": "Ann", "token": token}, follow_redirects=False)
+            cookie = person.cookies.get("citecheck_review")
+            page = person.get(base)
+            csrf = page.text.split('name="csrf" value="')[1].split('"')[0]
+            person.post(logout, data={"csrf": csrf}, headers={"Origin": f"http://127.0.0.1:{port}"},
+                        follow_redirects=False)
+            replayed = httpx.get(base, cookies={"citecheck_review": cookie}, timeout=60)
+            print(f"L5 a logged-out cookie replayed: {replayed.status_code}")
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        logging.getLogger("uvicorn.access").removeHandler(seen)
+    with_query = [line for line in seen.lines if "?" in line]
+    print(f"L4 access log: {len(seen.lines)} lines, {len(with_query)} with a query string")
+    conn = audit.connect(db)
+    skipped: list = []
+    try:
+        calibrate.calibrate(conn, skipped=skipped)
+        outcome = "ran"
+    except ValueError as exc:
+        outcome = f"one-line error ({str(exc)[:60]}...)"
+    conn.close()
+    print(f"L3 calibrate over it: {outcome}, no traceback")
+
+
+def bench_tokens() -> None:
+    weak = ["passwordpassword", "abcdefghijklmnopqrstuvwxyz", "Password1234567!", "0123456789012345"]
+    refused = sum(review_token_problem(t) is not None for t in weak)
+    false, seconds = _timed(lambda: sum(review_token_problem(secrets.token_urlsafe(32)) is not None
+                                        for _ in range(100_000)))
+    print(f"L5 REVIEW_TOKEN: {refused}/{len(weak)} weak tokens refused; {false}/100,000 token_urlsafe(32) refused "
+          f"({seconds:.1f} s)")
+
+
+def bench_review(tmp: Path) -> None:
+    bench_foreign_db(tmp)
+    bench_tokens()
+    bench_review_app(tmp)
+
+
+if __name__ == "__main__":
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_review(Path(tmp))
