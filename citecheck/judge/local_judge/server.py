@@ -240,6 +240,7 @@ class JudgeServer(ThreadingHTTPServer):
     daemon_threads = False      # server_close() waits for requests in flight
     block_on_close = True
     allow_reuse_address = True
+    request_queue_size = 128    # accepted at once, so a connection past the limit hears 503 now
 
     def __init__(self, address, backend: Backend, *, calibration: dict | None = None,
                  api_key: str | None = None, bind_and_activate: bool = True, header_timeout: float = HEADER_TIMEOUT,
