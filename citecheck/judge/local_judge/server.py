@@ -360,6 +360,8 @@ class JudgeHandler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(data)))
             self.send_header("x-typesafe-request-id", uuid.uuid4().hex)
             self.send_header("x-judge-seconds", f"{getattr(_timing, 'seconds', 0.0):.3f}")
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(data)
         except OSError:                     # the client gave up (its timeout) or stopped reading (ours)
