@@ -454,3 +454,105 @@ def test_record_reports_a_judge_that_dies_at_start(monkeypatch, tmp_path, ctx):
     with pytest.raises(OSError, match="exited with code 3"):
         record.record(ctx, server_command=[sys.executable, "-c", "print('model missing'); raise SystemExit(3)"],
                       log=lambda m: None)
+
+
+# ---------------------------------------------------------------- hostile clients (issue 24, M3)
+
+import os  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import tracemalloc  # noqa: E402
+
+SYSTEMONE_HEAD = (b"POST /v1/systemone HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 200\r\n\r\n")
+
+
+def answer_on(sock: socket.socket) -> bytes:
+    """Everything the server sends on this connection until it closes it."""
+    sock.settimeout(30)
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def test_a_zstd_bomb_is_413_without_being_inflated(monkeypatch):
+    """A body is capped on its decompressed bytes as they inflate: 64 MiB of zstd-packed JSON against 1 MiB."""
+    monkeypatch.setattr(server_module, "MAX_BODY", 1024 * 1024)
+    bomb = zstandard.ZstdCompressor(level=3).compress(b'{"state": "' + b"a" * (64 * 1024 * 1024) + b'"}')
+    assert len(bomb) < 64 * 1024
+    with running(FakeModel()) as server:
+        tracemalloc.start()
+        try:
+            response = httpx.post(f"{server.url}/v1/systemone", content=bomb,
+                                  headers={"Content-Encoding": "zstd", "Content-Type": "application/json"})
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert response.status_code == 413 and "decompressed" in response.json()["detail"]["message"]
+    assert peak < 16 * 1024 * 1024, f"{peak:,} bytes allocated for a 1 MiB body limit"
+
+
+@pytest.mark.parametrize("sent, what", [(b"POST /v1/systemone HTTP/1.1\r\nHost: t\r\nContent-Ty", "head"),
+                                        (b"", "head"), (SYSTEMONE_HEAD + b'{"state": ', "body")],
+                         ids=["half-head", "silent", "half-body"])
+def test_a_stalled_request_gets_408_and_is_closed(sent, what):
+    with running(FakeModel(), header_timeout=0.3, body_timeout=0.3) as server:
+        with socket.create_connection(server.server_address[:2]) as sock:
+            sock.sendall(sent)
+            answer = answer_on(sock)
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert f"request {what} did not arrive".encode() in answer
+
+
+def test_connections_past_the_limit_are_503_not_another_thread():
+    with running(FakeModel(), header_timeout=600, max_connections=2) as server:
+        held = [socket.create_connection(server.server_address[:2]) for _ in range(2)]
+        for sock in held:
+            sock.sendall(b"POST /v1/systemone HTTP/1.1\r\n")
+        try:
+            with socket.create_connection(server.server_address[:2]) as extra:
+                busy = answer_on(extra)
+        finally:
+            for sock in held:
+                sock.close()
+        # the held ones are gone (closed by the client): a slot is free again
+        assert httpx.get(f"{server.url}/health").status_code == 200
+    assert busy.startswith(b"HTTP/1.1 503 ") and b"too many connections" in busy
+
+
+HELD_SERVER = """
+import sys, threading
+from citecheck.judge.local_judge import server as server_module
+class Fake:
+    name = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    lock = threading.Lock()
+server = server_module.make_server(Fake(), "127.0.0.1", 0, header_timeout=600, body_timeout=600)
+print(server.server_address[1], flush=True)
+server_module.serve_until_signalled(server)
+print("stopped cleanly", flush=True)
+"""
+
+
+def test_sigterm_stops_the_server_while_stalled_connections_are_held():
+    """Held connections (half a head, half a body; deadlines 600 s) do not keep a stopped server alive."""
+    proc = subprocess.Popen([sys.executable, "-c", HELD_SERVER], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    held = []
+    try:
+        port = int(proc.stdout.readline())
+        for sent in [b"POST /v1/systemone HTTP/1.1\r\nHost: t\r\n", SYSTEMONE_HEAD + b'{"st'] * 10:
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.sendall(sent)
+            held.append(sock)
+        assert httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200    # all 20 are being served
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+        assert (code, proc.stdout.read().strip()) == (0, "stopped cleanly")
+    finally:
+        for sock in held:
+            sock.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

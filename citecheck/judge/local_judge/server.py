@@ -15,6 +15,10 @@ Endpoints (loopback only unless --allow-remote):
 A choice question whose wording has fitted offsets in data/judge_calibration.json (written by
 scripts/eval_judge.py --write-calibration; --no-calibration turns them off) is read out calibrated.
 Request bodies may be zstd-compressed (`Content-Encoding: zstd`, as typesafe-sdk sends them).
+Hostile clients are bounded: a body over MAX_BODY on the wire or as it inflates (counted while it
+streams, `fetch.inflate`) is 413; a head not in within HEADER_TIMEOUT or a body within BODY_TIMEOUT
+is 408 and closed; at most MAX_CONNECTIONS connections (threads), one more is 503 and closed; on
+SIGINT/SIGTERM held connections stop being read (answers being computed are still sent).
 Errors are JSON in the shape of the endpoint's own API: on /v1/chat/completions OpenAI's
 `{"error": {"message", "type", "code"}}` with 400 (malformed), 404 (unknown model), 422 (valid JSON
 the judge cannot answer); everywhere else Jev's: 422 `{"detail": [{"loc", "msg", "type"}]}` for a
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import errno
 import hmac
+import io
 import ipaddress
 import json
 import signal
@@ -50,12 +55,20 @@ from typing import Any, Protocol
 
 from ... import config
 from ...context import RunContext
+from ...web.fetch import inflate
 from .. import calibration as calibration_file
 from . import systemone, weights
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MAX_BODY = 8 * 1024 * 1024
+"""A request body's limit, on the wire and decompressed (counted as it inflates): 413 over it."""
+HEADER_TIMEOUT = 10.0
+"""Seconds for a request head (from the connection, or the previous answer): 408 and close after."""
+BODY_TIMEOUT = 30.0
+"""Seconds for a request body once its head arrived (and for writing the answer): 408 and close after."""
+MAX_CONNECTIONS = 32
+"""Connections served at once (one thread each); one more is answered 503 and closed."""
 MAX_TOKENS_DEFAULT = 512
 RELEASE_DATE = "2024-09-19"
 MODEL_DESCRIPTION = ("Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF, served locally with llama.cpp: choice and "
@@ -217,16 +230,28 @@ def health_body(server: "JudgeServer") -> dict:
 
 # ---------------------------------------------------------------- HTTP
 
+_BUSY_BODY = b'{"detail": {"error_type": "server_busy", "message": "too many connections; try again"}}'
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        b"Content-Length: " + str(len(_BUSY_BODY)).encode() + b"\r\n\r\n" + _BUSY_BODY)
+
+
 class JudgeServer(ThreadingHTTPServer):
+    """One thread per connection, at most `max_connections` of them; `server_close` ends held connections."""
     daemon_threads = False      # server_close() waits for requests in flight
     block_on_close = True
     allow_reuse_address = True
+    request_queue_size = 128    # accepted at once, so a connection past the limit hears 503 now
 
     def __init__(self, address, backend: Backend, *, calibration: dict | None = None,
-                 api_key: str | None = None, bind_and_activate: bool = True):
+                 api_key: str | None = None, bind_and_activate: bool = True, header_timeout: float = HEADER_TIMEOUT,
+                 body_timeout: float = BODY_TIMEOUT, max_connections: int = MAX_CONNECTIONS):
         host = address[0]
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.backend, self.calibration, self.api_key = backend, calibration or {}, api_key or None
+        self.header_timeout, self.body_timeout = header_timeout, body_timeout
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
         super().__init__(address, JudgeHandler, bind_and_activate=bind_and_activate)
 
     @property
@@ -234,11 +259,95 @@ class JudgeServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
 
+    def process_request(self, request, client_address) -> None:
+        """A thread for the connection if a slot is free, else 503 and close (never a queue of threads)."""
+        if not self._slots.acquire(blocking=False):
+            try:
+                request.setblocking(False)
+                request.send(BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        with self._open_lock:
+            self._open.add(request)
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._forget(request)
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._forget(request)
+
+    def _forget(self, request) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        self._slots.release()
+
+    def server_close(self) -> None:
+        """Stop reading every open connection (a held one ends now; an answer being computed is still
+        sent), then wait for their threads."""
+        with self._open_lock:
+            held = list(self._open)
+        for connection in held:
+            try:
+                connection.shutdown(socket.SHUT_RD)
+            except OSError:
+                pass
+        super().server_close()
+
+
+class _DeadlineReader(io.RawIOBase):
+    """A connection's reads, each waiting at most until the handler's current deadline (then TimeoutError)."""
+
+    def __init__(self, handler: "JudgeHandler"):
+        self._handler = handler
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        handler = self._handler
+        left = handler.deadline - time.monotonic()
+        if left <= 0:
+            handler.expired = True
+            raise TimeoutError(f"the request {handler.phase} did not arrive in time")
+        handler.connection.settimeout(left)
+        try:
+            return handler.connection.recv_into(buffer)
+        except TimeoutError:
+            handler.expired = True
+            raise
+
 
 class JudgeHandler(BaseHTTPRequestHandler):
+    """Reads under deadlines: the head within HEADER_TIMEOUT, the body within BODY_TIMEOUT (408, closed)."""
     server: JudgeServer
     protocol_version = "HTTP/1.1"
     server_version = "citecheck-judge"
+    phase, deadline, expired = "head", 0.0, False
+    requestline = ""                            # what the access log shows for a head that never came
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()                      # the plain file socketserver made: ours reads instead
+        self.rfile = io.BufferedReader(_DeadlineReader(self))
+
+    def _start(self, phase: str, seconds: float) -> None:
+        self.phase, self.deadline, self.expired = phase, time.monotonic() + seconds, False
+
+    def handle_one_request(self) -> None:
+        self._start("head", self.server.header_timeout)
+        super().handle_one_request()        # a read past the deadline: TimeoutError, caught there
+        if self.expired and self.phase == "head":
+            self.request_version, self.close_connection = "HTTP/1.1", True
+            self.connection.settimeout(1.0)
+            self._error(ApiError(408, f"the request head did not arrive within {self.server.header_timeout:g} s",
+                                 "request_timeout"), "")
 
     def log_message(self, format: str, *args) -> None:   # noqa: A002 - stdlib signature
         sys.stderr.write(f"{self.log_date_time_string()} {format % args}\n")
@@ -251,9 +360,11 @@ class JudgeHandler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(data)))
             self.send_header("x-typesafe-request-id", uuid.uuid4().hex)
             self.send_header("x-judge-seconds", f"{getattr(_timing, 'seconds', 0.0):.3f}")
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):     # the client gave up (e.g. its timeout)
+        except OSError:                     # the client gave up (its timeout) or stopped reading (ours)
             self.close_connection = True
             self.log_message("client disconnected before the %d answer was sent", status)
 
@@ -267,25 +378,43 @@ class JudgeHandler(BaseHTTPRequestHandler):
         token = header[7:].strip() if header.lower().startswith("bearer ") else ""
         return hmac.compare_digest(token.encode(), self.server.api_key.encode())
 
+    def _raw_chunks(self, length: int):
+        """The body's bytes as they arrive, within BODY_TIMEOUT (408); a short body -> 400."""
+        left = length
+        while left:
+            try:
+                chunk = self.rfile.read1(min(left, inflate.CHUNK))
+            except TimeoutError:
+                raise ApiError(408, f"the request body did not arrive within {self.server.body_timeout:g} s",
+                               "request_timeout") from None
+            if not chunk:
+                raise ApiError(400, "the connection ended before the body did", "incomplete_body")
+            left -= len(chunk)
+            yield chunk
+
     def _body(self) -> Any:
+        """The JSON body: at most MAX_BODY bytes on the wire and decompressed (counted as it inflates)."""
         length = self.headers.get("Content-Length")
         if length is None or not length.isdigit():
             raise ApiError(411 if length is None else 400, "a Content-Length header is required")
+        keep, self.close_connection = self.close_connection, True      # until the body is read whole
         if int(length) > MAX_BODY:
-            self.close_connection = True
             raise ApiError(413, f"request body over {MAX_BODY} bytes")
-        raw = self.rfile.read(int(length))
         encoding = self.headers.get("Content-Encoding", "identity").strip().lower()
-        if encoding == "zstd":
-            import zstandard
-            try:
-                raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
-            except zstandard.ZstdError:
-                raise ApiError(400, "body is not valid zstd", "invalid_encoding") from None
-            if len(raw) > MAX_BODY:
-                raise ApiError(413, f"decompressed body over {MAX_BODY} bytes")
-        elif encoding not in ("identity", ""):
+        if encoding not in ("zstd", "identity", ""):
             raise ApiError(415, f"Content-Encoding {encoding!r} is not supported (use zstd or none)")
+        self._start("body", self.server.body_timeout)
+        chunks = self._raw_chunks(int(length))
+        try:
+            raw, more = inflate.read_capped(chunks, encoding, MAX_BODY)
+        except inflate.BadEncoding:
+            raise ApiError(400, "body is not valid zstd", "invalid_encoding") from None
+        if more:
+            raise ApiError(413, f"decompressed body over {MAX_BODY} bytes")
+        for _rest in chunks:                    # a zstd frame followed by bytes it did not need
+            pass
+        self.close_connection = keep
+        self.connection.settimeout(self.server.body_timeout)     # the answer's writes
         try:
             return json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
@@ -335,12 +464,13 @@ def is_loopback(host: str) -> bool:
 
 def make_server(backend: Backend, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *,
                 calibration: dict | None = None, api_key: str | None = None,
-                allow_remote: bool = False) -> JudgeServer:
-    """Bind (port 0 picks a free port). A non-loopback host is refused unless allow_remote."""
+                allow_remote: bool = False, **limits) -> JudgeServer:
+    """Bind (port 0 picks a free port). A non-loopback host is refused unless allow_remote. `limits`:
+    header_timeout, body_timeout, max_connections (defaults: the module's constants)."""
     if not allow_remote and not is_loopback(host):
         raise ValueError(f"refusing to listen on {host}: the local judge binds loopback addresses only "
                          "(pass --allow-remote to override)")
-    return JudgeServer((host, port), backend, calibration=calibration, api_key=api_key)
+    return JudgeServer((host, port), backend, calibration=calibration, api_key=api_key, **limits)
 
 
 def serve_until_signalled(server: JudgeServer) -> None:

@@ -9,10 +9,12 @@ Rules:
   rendered answer replaces a thin page only if it says at least as much or settles the page.
 - Timeouts, connection errors, answers that cannot be read (JSON that is not JSON, a truncated gzip
   body), 429 and 5xx (but 520) are retried, then crawl_failed (uncached).
-- Bounded: every call waits at most CRAWLBASE_TIMEOUT, and all the calls of one fetch (retries, the
-  thin-page retry, rendering) end within FETCH_DEADLINE: a call still running then is abandoned (its
-  thread ends with its socket's timeout) and no new one starts. A page the deadline cut short is
-  returned but not cached.
+- Bounded: a body is at most FETCH_MAX_BYTES decoded bytes, counted as it inflates (`fetch.inflate`;
+  what the SDK leaves encoded, stacks included, is undone in `KeepRid`; an encoding it cannot undo ->
+  not_found / unsupported_content; a corrupt one is unreadable). Every call waits at most
+  CRAWLBASE_TIMEOUT, and all the calls of one fetch (retries, the thin-page retry, rendering) end
+  within FETCH_DEADLINE: a call still running then is abandoned (its thread ends with its socket's
+  timeout) and no new one starts. A page the deadline cut short is returned but not cached.
 - Crawlbase rejecting the token (401/402/403) is an error naming the variable, not a page verdict
   (the API answers it with 503, like a missing setting).
 - `crawlbase_api_url` overrides the SDK's base URL (self-hosted or a test stand-in) for both APIs.
@@ -27,7 +29,8 @@ from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 from ...config import MissingSetting, Settings
-from ...vocabulary import EMPTY_PAGE, INVALID_URL, NOT_FOUND
+from ...vocabulary import EMPTY_PAGE, INVALID_URL, NOT_FOUND, UNSUPPORTED_CONTENT
+from . import inflate
 from .deadline import Budget
 from .pages import THIN_CHARS, FetchResult, Uncached, failed, final, non_space, retrying, settled
 
@@ -66,9 +69,20 @@ def _crawling_api(token: str, settings: Settings, timeout: float | None = None):
     from crawlbase import CrawlingAPI
 
     class KeepRid(CrawlingAPI):
-        def parseRegularResponse(self, handler):  # noqa: N802 (the SDK's name)
+        def decompressBody(self, handler):  # noqa: N802 (the SDK's name): gzip, inflated under the cap
+            return inflate.read_capped(iter(lambda: handler.read(inflate.CHUNK), b""), "gzip",
+                                       settings.fetch_max_bytes)[0]
+
+        def parseRegularResponse(self, handler):  # noqa: N802
             super().parseRegularResponse(handler)
             self.response["headers"]["rid"] = _rid(handler.headers)
+            encoding = handler.headers.get("Content-Encoding") or ""
+            if encoding.strip().lower() != "gzip":      # the SDK left it encoded (or it is plain)
+                try:
+                    self.response["body"] = inflate.read_capped([self.response["body"]], encoding,
+                                                                settings.fetch_max_bytes)[0]
+                except inflate.UnknownEncoding as exc:
+                    self.response["headers"]["unsupported_encoding"] = str(exc)
 
     point_sdk_at_api_url(settings)
     return KeepRid({"token": token, "timeout": settings.crawlbase_timeout if timeout is None else timeout})
@@ -164,6 +178,9 @@ def _call(session: _Session, url: str, options: dict, token_name: str) -> _Crawl
                                            _int(_header(headers, "original_status")), "", headers.get("rid"),
                                            NOT_FOUND, EMPTY_PAGE, NAME))
     body = response["body"]
+    if headers.get("unsupported_encoding"):
+        return _Crawl("page", failed(url, _header(headers, "url"), _int(_header(headers, "original_status")),
+                                     NAME, UNSUPPORTED_CONTENT, detail=headers["unsupported_encoding"]))
     markdown = (body.decode("utf-8", errors="replace") if isinstance(body, bytes) else str(body or "")).strip()
     status = _int(_header(headers, "original_status"))
     settle_status = status if status is not None else cb_status

@@ -5,8 +5,10 @@ Rules:
   unreachable / blocked_address; a host that does not resolve -> dns_failure) and the connection goes
   to the address vetted, never to a second DNS answer (`fetch.transport`); at most MAX_REDIRECTS hops.
 - Bounded: FETCH_TIMEOUT seconds per connect / read, FETCH_DEADLINE seconds in all (connect, every
-  read, every retry and redirect: `fetch.deadline`); bytes beyond FETCH_MAX_BYTES dropped (a PDF:
-  PDF_MAX_BYTES, and over it the PDF is refused, not cut).
+  read, every retry and redirect: `fetch.deadline`); decoded bytes beyond FETCH_MAX_BYTES dropped, counted
+  as they inflate (`fetch.inflate`: a compressed bomb stops at the cap); a PDF: PDF_MAX_BYTES, and over
+  it the PDF is refused, not cut. A Content-Encoding it cannot undo -> not_found / unsupported_content;
+  a body its encoding cannot read -> crawl_failed (retried, uncached).
 - A PDF (application/pdf, or a body starting %PDF-) is read by `fetch.pdf`; a content type that is
   neither HTML, text nor PDF -> not_found / unsupported_content; the page rules (`pages.settled`:
   refusals, 4xx, homepage redirects, soft 404s) decide the rest, with the raw HTML for the markup signs.
@@ -29,7 +31,7 @@ from ...vocabulary import (
     http_reason,
 )
 from .. import netguard
-from . import pdf
+from . import inflate, pdf
 from .deadline import Budget
 from .html_text import decode, readable_markdown
 from .pages import THIN_CHARS, FetchResult, Uncached, failed, final, retrying, settled
@@ -51,17 +53,6 @@ class _Transient:
         self.final_url, self.status, self.reason = final_url, status, reason
 
 
-def _read_capped(response, max_bytes: int) -> tuple[bytes, bool]:
-    """(at most max_bytes of the body, whether there was more)."""
-    chunks, size = [], 0
-    for chunk in response.iter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > max_bytes:
-            return b"".join(chunks)[:max_bytes], True
-    return b"".join(chunks), False
-
-
 def _declared_length(response) -> int | None:
     value = response.headers.get("content-length", "")
     return int(value) if value.isdigit() else None
@@ -77,7 +68,10 @@ def _body(url: str, current: str, response, settings: Settings):
         return pdf.too_large(url, current, status, NAME,
                              f"Content-Length {_declared_length(response):,} bytes, "
                              f"over PDF_MAX_BYTES ({settings.pdf.max_bytes:,})")
-    raw, more = _read_capped(response, cap)
+    try:
+        raw, more = inflate.read_capped(response.iter_raw(), response.headers.get("content-encoding"), cap)
+    except inflate.UnknownEncoding as exc:
+        return failed(url, current, status, NAME, UNSUPPORTED_CONTENT, detail=str(exc))
     if status < 300 and pdf.is_pdf(kind, raw[:1024]):
         if more or len(raw) > settings.pdf.max_bytes:
             return pdf.too_large(url, current, status, NAME,
@@ -123,6 +117,8 @@ def _attempt(url: str, client, backend, settings: Settings) -> FetchResult | _Tr
             return failed(url, current, None, NAME, INVALID_URL)
         except httpx.RequestError:            # timeouts (the deadline's too), refused / reset connections
             return _Transient(current, None)
+        except inflate.BadEncoding:           # corrupt or cut short: what a broken connection leaves
+            return _Transient(current, status)
         return body if isinstance(body, FetchResult) else _page(url, current, status, *body)
     return failed(url, current, None, NAME, TOO_MANY_REDIRECTS)
 
