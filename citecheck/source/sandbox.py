@@ -84,7 +84,7 @@ class _Host:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
             close_fds=True)
         theirs.close()
-        self.socket = ours
+        self.socket, self.owner = ours, os.getpid()
 
     def send(self, message: dict, fds: list[int] = ()) -> None:
         socket.send_fds(self.socket, [json.dumps(message).encode()], list(fds))
@@ -104,8 +104,8 @@ def _send(message: dict, fds: list[int] = ()) -> None:
     global _host
     with _host_lock:
         for attempt in (1, 2):
-            if _host is None or _host.process.poll() is not None:
-                _host = _Host()
+            if _host is None or _host.owner != os.getpid() or _host.process.poll() is not None:
+                _host = _Host()                                   # (a forked copy of this process gets its own)
             try:
                 _host.send(message, fds)
                 return
@@ -161,10 +161,13 @@ def _answer(job: int, fd: int, ends: float, seconds: float):
                     raise TooBig(f"an answer over {RESULT_MAX_BYTES:,} bytes")
                 if len(buffer) < _HEAD.size + size:
                     break
-                frame = json.loads(bytes(buffer[_HEAD.size:_HEAD.size + size]))
+                try:
+                    frame = json.loads(bytes(buffer[_HEAD.size:_HEAD.size + size]))
+                except (ValueError, RecursionError):
+                    frame = None
                 del buffer[:_HEAD.size + size]
                 if not isinstance(frame, dict):
-                    raise Crashed("an answer that is not a frame")
+                    raise Crashed("an answer that is not a JSON frame")
                 if "progress" in frame:
                     progress = frame["progress"]
                     continue
