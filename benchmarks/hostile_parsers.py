@@ -5,10 +5,10 @@ sandbox costs a normal page (a script that prints numbers; `bench_hostile.py` ma
 
 - overhead: a normal fixture page (trafilatura) and a normal two-page PDF (pypdf), extracted in this
   process and through `source.sandbox` (a forked child): median milliseconds of 20 runs each.
-- pdf: a 57 KB one-page PDF whose layout lines are ~10,000 characters wide (H3), read with the default
-  PDF_MAX_SECONDS (60): seconds until pdf_too_slow.
+- pdf: a small one-page PDF whose 2,500 layout lines are ~10,000 characters wide (H3's shape), read with
+  the default PDF_MAX_SECONDS (60): seconds until pdf_too_slow; and its first 200 lines read in process.
 - html: one element with 100,000 attributes (H4, ~889 KB), fetched directly with the default
-  EXTRACT_MAX_SECONDS (20): seconds until page_too_complex.
+  EXTRACT_MAX_SECONDS (10): seconds until page_too_complex.
 - api: /verify (ASGI, default API_* limits, a judge stand-in) with four requests citing the H4 page while
   cheap requests (a short page) follow one another every 0.5 s: their statuses and the slowest.
 """
@@ -23,20 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from test_fetch import many_attributes  # noqa: E402 - the tests' bombs, full size here
+from test_pdf_text import wide_columns  # noqa: E402
+
 from citecheck.config import Settings  # noqa: E402
 from citecheck.context import RunContext  # noqa: E402
-
-
-def wide_columns(lines: int) -> bytes:
-    from test_pdf_text import raw_pdf
-    ops = [b"BT /F1 0.05 Tf"] + [b"1 0 0 1 %d %.1f Tm (%s %d text) Tj" % (x, 780 - i * 0.7, side, i)
-                                  for i in range(lines) for x, side in ((20, b"left"), (500, b"right"))]
-    return raw_pdf(b"\n".join(ops + [b"ET"]))
-
-
-def many_attributes(count: int) -> str:
-    attributes = " ".join(f'a{i}="v"' for i in range(count))
-    return f"<html><body><div {attributes}><p>{'Water boils at 100 degrees at sea level. ' * 12}</p></div></body></html>"
 
 
 def _median_ms(call, runs: int = 20) -> float:
@@ -56,7 +47,8 @@ def bench_overhead() -> None:
     from citecheck.web import fixture_site as site
     from citecheck.web.fetch import html_text
     layout = (site.SITE_DIR / "layout.html").read_text(encoding="utf-8")
-    markup = layout.replace("{content}", (site.SITE_DIR / "pages" / "boiling-point.html").read_text(encoding="utf-8"))
+    content = (site.SITE_DIR / "pages" / "boiling-point.html").read_text(encoding="utf-8")
+    markup = layout.replace("{content}", content)
     inside = _median_ms(lambda: html_text.readable_markdown(markup, "http://x/a"))
     sandboxed = _median_ms(lambda: html_text.extract(markup, "http://x/a", 20.0))
     print(f"overhead html: fixture page boiling-point ({len(markup):,} chars): in process {inside:.1f} ms, "
@@ -65,14 +57,14 @@ def bench_overhead() -> None:
     limits = {"name": "x.pdf", "max_pages": 300, "outline": True}
     inside = _median_ms(lambda: pdf_text.read_pages(data, limits))
     sandboxed = _median_ms(lambda: pdf_text.from_bytes(data, "x.pdf"))
-    print(f"overhead pdf: two pages ({len(data):,} bytes): in process {inside:.1f} ms, sandboxed {sandboxed:.1f} ms "
-          f"(+{sandboxed - inside:.1f} ms)")
+    print(f"overhead pdf: two pages ({len(data):,} bytes): in process {inside:.1f} ms, "
+          f"sandboxed {sandboxed:.1f} ms (+{sandboxed - inside:.1f} ms)")
 
 
 def bench_pdf() -> None:
     from citecheck.source import pdf_text
     limits = Settings().pdf
-    data = wide_columns(800)
+    data = wide_columns(2500, step=0.3, flate=True)
     started = time.monotonic()
     try:
         pdf_text.from_bytes(data, "wide.pdf", max_seconds=limits.max_seconds)
@@ -81,6 +73,10 @@ def bench_pdf() -> None:
         outcome = exc.reason
     print(f"pdf: {len(data) / 1000:.0f} KB wide-layout page, PDF_MAX_SECONDS={limits.max_seconds:g}: {outcome} "
           f"after {time.monotonic() - started:.1f} s")
+    started = time.monotonic()
+    pdf_text.read_pages(wide_columns(200, step=0.3, flate=True), {"name": "w.pdf", "max_pages": 9, "outline": False})
+    print(f"pdf: the same shape with 200 lines, read in this process (no deadline can stop it): "
+          f"{time.monotonic() - started:.1f} s")
 
 
 def bench_html(tmp: Path) -> None:
@@ -105,7 +101,8 @@ def bench_api(tmp: Path) -> None:
     from standins.slow_origin import SlowOrigin, page
 
     from citecheck.serve.api import create_app
-    bomb, small = page(many_attributes(100_000)), page("<p>" + "Water boils at 100 °C at sea level. " * 20 + "</p>")
+    bomb = page(many_attributes(100_000))
+    small = page("<p>" + "Water boils at 100 °C at sea level. " * 20 + "</p>")
 
     def serve(conn, head, stop):
         (bomb if b" /bomb/" in head else small)(conn, head, stop)
@@ -138,7 +135,8 @@ def bench_api(tmp: Path) -> None:
         asyncio.run(scenario())
     statuses = [s for _, s in timeline]
     print(f"api: 4 requests on the 100,000-attribute page -> {sorted(bombs)} (seconds, status); cheap requests: "
-          f"{len(statuses)} sent, {statuses.count(200)} answered 200, slowest {max(t for t, _ in timeline):.1f} s")
+          f"{len(statuses)} sent, {statuses.count(200)} answered 200, {statuses.count(429)} got 429 "
+          f"(API_CONCURRENCY {Settings().api.concurrency}), slowest {max(t for t, _ in timeline):.1f} s")
 
 
 def bench_parsers(which: set[str] | None = None) -> None:

@@ -723,7 +723,8 @@ def test_the_fetch_limits_come_from_config_and_bad_values_name_the_variable():
     from citecheck.config import Settings
     defaults = Settings.from_env({})
     assert (defaults.fetch_deadline, defaults.max_passages, defaults.pdf.max_bytes, defaults.pdf.max_pages,
-            defaults.pdf.max_seconds, defaults.extract_max_seconds) == (60.0, 32, 20 * 1024 * 1024, 300, 60.0, 20.0)
+            defaults.pdf.max_seconds, defaults.extract_max_seconds) == (60.0, 32, 20 * 1024 * 1024, 300, 60.0,
+                                                                        10.0)
     assert defaults == Settings()
     changed = Settings.from_env({"FETCH_DEADLINE": "7.5", "MAX_PASSAGES": "8", "PDF_MAX_PAGES": "2"})
     assert (changed.fetch_deadline, changed.max_passages, changed.pdf.max_pages) == (7.5, 8, 2)
@@ -738,12 +739,13 @@ def test_the_fetch_limits_come_from_config_and_bad_values_name_the_variable():
 def many_attributes(count: int) -> str:
     """One element with `count` attributes: lxml's parse grows faster than quadratic in them."""
     attributes = " ".join(f'a{i}="v"' for i in range(count))
-    return f"<html><body><div {attributes}><p>{'Water boils at 100 degrees at sea level. ' * 12}</p></div></body></html>"
+    text = "Water boils at 100 degrees at sea level. " * 12
+    return f"<html><body><div {attributes}><p>{text}</p></div></body></html>"
 
 
 def test_a_page_whose_extraction_passes_its_deadline_is_a_labelled_row_and_not_cached(loopback):
     ctx = loopback.ctx.replace(extract_max_seconds=0.5)
-    article = "<html><body><article>" + "".join(f"<p>{p}</p>" for p in ARTICLE.split("\n\n")) + "</article></body></html>"
+    article = "<html><body><article>" + "".join(f"<p>{p}</p>" for p in ARTICLE.split("\n\n")) + "</article>"
     with SlowOrigin(routes({"/bomb": page(many_attributes(40_000)), "/fine": page(article)})) as origin:
         bomb = fetch.fetch(origin.url + "/bomb", ctx)
         fine = fetch.fetch(origin.url + "/fine", loopback.ctx)

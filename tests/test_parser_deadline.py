@@ -94,7 +94,8 @@ sys.stdin.read()
 
 
 def test_the_host_and_its_parsers_end_when_their_parent_is_killed():
-    parent = subprocess.Popen([sys.executable, "-c", RUNNER], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    parent = subprocess.Popen([sys.executable, "-c", RUNNER], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE,
                               env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])})
     host = int(parent.stdout.readline())
     ends = time.monotonic() + 30

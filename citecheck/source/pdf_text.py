@@ -145,8 +145,8 @@ def from_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES, max_pages:
     """PDF bytes (a file, or a downloaded body) as a Document named `name`, read in `sandbox` (module rules)."""
     _check_container(data, name, max_bytes)
     try:
-        read = sandbox.run(read_pages, data, max_seconds, {"name": name, "max_pages": max_pages, "outline": outline},
-                           preload=("pypdf",))
+        limits = {"name": name, "max_pages": max_pages, "outline": outline}
+        read = sandbox.run(read_pages, data, max_seconds, limits, preload=("pypdf",))
     except sandbox.TooSlow as exc:
         page = exc.progress if isinstance(exc.progress, int) else 1
         raise PdfTooSlow(name, f"text extraction took over {max_seconds:g} s and stopped at page {page} "

@@ -80,9 +80,9 @@ class _Host:
         env = {k: v for k, v in config.child_env(quiet=True).items() if k not in config.SECRETS}
         env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "citecheck.source.sandbox", str(theirs.fileno())], pass_fds=[theirs.fileno()],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-            close_fds=True)
+            [sys.executable, "-m", "citecheck.source.sandbox", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env=env, close_fds=True)
         theirs.close()
         self.socket, self.owner = ours, os.getpid()
 
