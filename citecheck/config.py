@@ -73,6 +73,7 @@ DEFAULTS = {
     "PDF_MAX_BYTES": str(20 * 1024 * 1024),
     "PDF_MAX_PAGES": "300",
     "PDF_MAX_SECONDS": "60",
+    "EXTRACT_MAX_SECONDS": "10",
 }
 
 RETRIEVALS = ("minilm", "bm25")
@@ -241,6 +242,7 @@ class Settings:
     near_miss_max_chars: int = 5000
     answer_max_bytes: int = 4 * 1024 * 1024
     pdf: PdfLimits = field(default_factory=PdfLimits)
+    extract_max_seconds: float = 10.0   # an HTML page's text extraction (lxml, trafilatura), in the sandbox
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
@@ -307,6 +309,7 @@ class Settings:
             pdf=PdfLimits(max_bytes=read.positive("PDF_MAX_BYTES", integer=True),
                           max_pages=read.positive("PDF_MAX_PAGES", integer=True),
                           max_seconds=read.positive("PDF_MAX_SECONDS")),
+            extract_max_seconds=read.positive("EXTRACT_MAX_SECONDS"),
             secrets=secrets,
         )
 

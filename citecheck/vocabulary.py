@@ -67,6 +67,7 @@ BOT_CHALLENGE = "bot_challenge"
 ACCESS_DENIED = "access_denied"
 PDF_TRUNCATED = "pdf_truncated"
 PDF_TOO_SLOW = "pdf_too_slow"
+PAGE_TOO_COMPLEX = "page_too_complex"
 FETCH_ERROR = "fetch_error"
 DNS_FAILURE = "dns_failure"
 BLOCKED_ADDRESS = "blocked_address"
@@ -118,6 +119,8 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
            "the origin answered 403 with no challenge, paywall or login page: it refused this client"),
     Reason(PDF_TRUNCATED, UNREACHABLE, True, "a PDF with no %%EOF at its end: the download was cut short"),
     Reason(PDF_TOO_SLOW, NOT_FOUND, True, "reading the PDF's text took longer than PDF_MAX_SECONDS"),
+    Reason(PAGE_TOO_COMPLEX, NOT_FOUND, True,
+           "extracting an HTML page's text passed EXTRACT_MAX_SECONDS or the parsers' memory cap"),
     Reason(FETCH_ERROR, UNREACHABLE, True, "the fetcher raised an unexpected error (its type in the log)"),
     Reason(DNS_FAILURE, UNREACHABLE, True, "the host does not resolve"),
     Reason(BLOCKED_ADDRESS, UNREACHABLE, True, "the SSRF guard refused the address"),

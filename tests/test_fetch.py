@@ -497,9 +497,9 @@ def test_any_unexpected_backend_exception_is_a_labelled_fetch_error_and_not_cach
                                                                                     caplog):
     from citecheck.web.fetch import direct as direct_backend
 
-    def broken(html, url=None):
+    def broken(html, url=None, seconds=None):
         raise RuntimeError("a bug in an extractor")
-    monkeypatch.setattr(direct_backend, "readable_markdown", broken)
+    monkeypatch.setattr(direct_backend, "extract", broken)
     url = direct.url("/articles/boiling-point")
     with caplog.at_level("WARNING", logger="citecheck.web.fetch"):
         result = fetch.fetch(url, run.ctx)
@@ -723,11 +723,41 @@ def test_the_fetch_limits_come_from_config_and_bad_values_name_the_variable():
     from citecheck.config import Settings
     defaults = Settings.from_env({})
     assert (defaults.fetch_deadline, defaults.max_passages, defaults.pdf.max_bytes, defaults.pdf.max_pages,
-            defaults.pdf.max_seconds) == (60.0, 32, 20 * 1024 * 1024, 300, 60.0)
+            defaults.pdf.max_seconds, defaults.extract_max_seconds) == (60.0, 32, 20 * 1024 * 1024, 300, 60.0,
+                                                                        10.0)
     assert defaults == Settings()
     changed = Settings.from_env({"FETCH_DEADLINE": "7.5", "MAX_PASSAGES": "8", "PDF_MAX_PAGES": "2"})
     assert (changed.fetch_deadline, changed.max_passages, changed.pdf.max_pages) == (7.5, 8, 2)
     for name, bad in [("FETCH_DEADLINE", "0"), ("MAX_PASSAGES", "2.5"), ("PDF_MAX_BYTES", "lots"),
-                      ("PDF_MAX_SECONDS", "-1")]:
+                      ("PDF_MAX_SECONDS", "-1"), ("EXTRACT_MAX_SECONDS", "0")]:
         with pytest.raises(ValueError, match=name):
             Settings.from_env({name: bad})
+
+
+# ------------------------------------------------------------------ parsers under a deadline (issue 24, H4)
+
+def many_attributes(count: int) -> str:
+    """One element with `count` attributes: lxml's parse grows faster than quadratic in them."""
+    attributes = " ".join(f'a{i}="v"' for i in range(count))
+    text = "Water boils at 100 degrees at sea level. " * 12
+    return f"<html><body><div {attributes}><p>{text}</p></div></body></html>"
+
+
+def test_a_page_whose_extraction_passes_its_deadline_is_a_labelled_row_and_not_cached(loopback):
+    ctx = loopback.ctx.replace(extract_max_seconds=0.5)
+    article = "<html><body><article>" + "".join(f"<p>{p}</p>" for p in ARTICLE.split("\n\n")) + "</article>"
+    with SlowOrigin(routes({"/bomb": page(many_attributes(40_000)), "/fine": page(article)})) as origin:
+        bomb = fetch.fetch(origin.url + "/bomb", ctx)
+        fine = fetch.fetch(origin.url + "/fine", loopback.ctx)
+    assert (bomb.label, bomb.reason) == ("not_found", "page_too_complex")
+    assert "EXTRACT_MAX_SECONDS" in bomb.detail and bomb.markdown == ""
+    assert origin.url + "/bomb" not in cache_text(loopback)            # the moment's and the machine's: transient
+    assert (fine.label, fine.reason) == (None, None) and "pure water boils at 100 °C" in fine.markdown
+
+
+def test_extraction_in_the_sandbox_gives_the_text_extraction_in_process_gives():
+    from citecheck.web.fetch import html_text
+    layout = (site.SITE_DIR / "layout.html").read_text(encoding="utf-8")
+    for path in sorted((site.SITE_DIR / "pages").glob("*.html")):
+        markup = layout.replace("{content}", path.read_text(encoding="utf-8"))
+        assert html_text.extract(markup, "http://x/a", 20.0) == html_text.readable_markdown(markup, "http://x/a")

@@ -106,7 +106,7 @@ def test_the_direct_fetchers_extractor_loads():
     body = " ".join(["Water boils at 100 °C at sea level, and at lower temperatures higher up."] * 8)
     html = f"<html><head><title>t</title></head><body><nav>menu</nav><article><h1>Boiling</h1><p>{body}</p>" \
            "</article></body></html>"
-    text = direct.readable_markdown(html)
+    text = direct.extract(html, None, 20.0)
     assert "Water boils at 100 °C at sea level" in text and "menu" not in text
 
 

@@ -90,11 +90,12 @@ def test_layout_mode_runs_on_a_sample_unless_it_finds_columns(monkeypatch):
     real = pdf_text._two_columns
     monkeypatch.setattr(pdf_text, "_two_columns", lambda page: calls.append(page) or real(page))
     words = ["alpha", "beta", "gamma", "delta", "epsilon"]
-    pdf_text.from_bytes(build([[f"The {word} page has one column of text."] for word in words]), "one.pdf")
+    limits = {"name": "one.pdf", "max_pages": 300, "outline": False}       # read here: the sandbox is a fork
+    pdf_text.read_pages(build([[f"The {word} page has one column of text."] for word in words]), limits)
     assert len(calls) == pdf_text.COLUMN_SAMPLE
     calls.clear()
     left, right = ["Left a", "left b", "left c"], ["Right a", "right b", "right c"]
-    pdf_text.from_bytes(build([(left, right), ["x"], ["y"], ["z"], ["w"]]), "two.pdf")
+    pdf_text.read_pages(build([(left, right), ["x"], ["y"], ["z"], ["w"]]), limits)
     assert len(calls) == 5
 
 
@@ -188,11 +189,45 @@ def test_byte_limit_is_checked_before_reading(tmp_path):
         pdf_text.load(tmp_path / "missing.pdf")
 
 
-def test_slow_extraction_stops_at_the_time_limit(monkeypatch):
-    clock = iter([0.0, 0.1, 99.0])
-    monkeypatch.setattr(pdf_text.time, "monotonic", lambda: next(clock))
-    error = fails(build([["One."], ["Two."]]), pdf_text.PdfTooSlow, "pdf_too_slow", max_seconds=30)
-    assert "stopped at page 2" in str(error)
+def raw_pdf(content: bytes, flate: bool = False) -> bytes:
+    """A one-page PDF drawing `content` (a content stream, zlib-compressed with `flate`) in Helvetica, by hand."""
+    import zlib
+    stream, filters = (zlib.compress(content, 9), b" /Filter /FlateDecode") if flate else (content, b"")
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> "
+               b"/Contents 4 0 R >>",
+               b"<< /Length %d%s >>\nstream\n%s\nendstream" % (len(stream), filters, stream),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def wide_columns(lines: int, step: float = 1.0, flate: bool = False) -> bytes:
+    """One page whose text is drawn in a tiny font at both edges, `step` points apart: layout mode makes each
+    line ~10,000 characters wide, and finding its gutter costs seconds per 100 lines (issue 24, H3's shape)."""
+    ops = [b"BT /F1 0.05 Tf"] + [b"1 0 0 1 %d %.2f Tm (%s %d text) Tj" % (x, 780 - i * step, side, i)
+                                  for i in range(lines) for x, side in ((20, b"left"), (500, b"right"))]
+    return raw_pdf(b"\n".join(ops + [b"ET"]), flate)
+
+
+def test_one_slow_page_is_stopped_at_the_time_limit():
+    error = fails(wide_columns(400), pdf_text.PdfTooSlow, "pdf_too_slow", max_seconds=0.5)
+    assert "stopped at page 1 (PDF_MAX_SECONDS)" in str(error)
+
+
+def test_a_reader_over_its_memory_cap_is_stopped(monkeypatch):
+    data = raw_pdf(b"BT /F1 12 Tf 10 700 Td (" + b"A" * 40_000_000 + b") Tj ET", flate=True)   # 40 MB in ~40 KB
+    run = pdf_text.sandbox.run
+    monkeypatch.setattr(pdf_text.sandbox, "run", lambda *args, **kwargs: run(*args, **kwargs, memory=1024 ** 2))
+    error = fails(data, pdf_text.PdfTooLarge, "pdf_too_large")
+    assert "memory cap" in str(error)
 
 
 def test_damaged_files_give_a_document_or_a_pdf_error_never_anything_else():

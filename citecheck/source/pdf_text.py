@@ -13,8 +13,10 @@ Rules:
   in the last 2 KiB is pdf_truncated (pypdf would quietly read what is left); what pypdf cannot parse
   is pdf_corrupt.
 - Limits come next: over `max_bytes` (PDF_MAX_BYTES) or `max_pages` (PDF_MAX_PAGES) is PdfTooLarge
-  before any text is extracted, never a partial read (a quote on page 450 would look invented);
-  extraction past `max_seconds` (PDF_MAX_SECONDS, checked between pages) is PdfTooSlow.
+  before any text is extracted, never a partial read (a quote on page 450 would look invented).
+- pypdf runs in `sandbox` (`read_pages` in a child process; only the page texts and bookmarks come back):
+  past `max_seconds` (PDF_MAX_SECONDS, wall clock, whatever one page costs) it is killed, PdfTooSlow
+  naming the page it was on; over the sandbox's memory cap or answer size PdfTooLarge; a crash PdfCorrupt.
 - An encrypted file is opened with the empty password (permission-only encryption); if that fails it is
   pdf_unsupported / encrypted.
 - Sections: "1", "2", ... one per page (title "page N"); then "1-2", "2-3", ... two consecutive pages
@@ -38,13 +40,13 @@ from __future__ import annotations
 import io
 import logging
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..config import PdfLimits
 from ..vocabulary import NOT_PDF, PDF_CORRUPT, PDF_TOO_LARGE, PDF_TOO_SLOW, PDF_TRUNCATED, PDF_UNSUPPORTED
-from . import pdf_repair
+from . import pdf_repair, sandbox
 from .document import Document, Section
 
 MAX_BYTES, MAX_PAGES, MAX_SECONDS = PdfLimits.max_bytes, PdfLimits.max_pages, PdfLimits.max_seconds
@@ -75,7 +77,7 @@ class PdfError(ValueError):
     detail = ""
 
     def __init__(self, name: str, what: str):
-        self.name = name
+        self.name, self.what = name, what
         super().__init__(f"{name}: {self.reason}: {what}")
 
 
@@ -112,6 +114,11 @@ class PdfNoText(PdfUnsupported):
     detail = "no extractable text"
 
 
+_ERRORS = {cls.__name__: cls for cls in (PdfNotPdf, PdfTruncated, PdfCorrupt, PdfTooLarge, PdfTooSlow,
+                                         PdfEncrypted, PdfNoText)}
+"""The PdfErrors a sandboxed read may report, by name (nothing else is raised from its answer)."""
+
+
 def load_limited(path: str | Path, limits: PdfLimits | None = None) -> PdfDocument:
     """load() within the run's PDF limits (Settings.pdf)."""
     limits = limits or PdfLimits()
@@ -135,26 +142,64 @@ def load(path: str | Path, *, max_bytes: int = MAX_BYTES, max_pages: int = MAX_P
 
 def from_bytes(data: bytes, name: str, *, max_bytes: int = MAX_BYTES, max_pages: int = MAX_PAGES,
                max_seconds: float = MAX_SECONDS, outline: bool = True) -> PdfDocument:
-    """PDF bytes (a file, or a downloaded body) as a Document named `name`."""
+    """PDF bytes (a file, or a downloaded body) as a Document named `name`, read in `sandbox` (module rules)."""
     _check_container(data, name, max_bytes)
-    reader = _open(data, name)
     try:
-        count = len(reader.pages)
-    except Exception as exc:                                  # noqa: BLE001 - any pypdf failure is a corrupt file
-        raise PdfCorrupt(name, _said(exc)) from None
-    if count > max_pages:
-        raise PdfTooLarge(name, f"{count:,} pages, over the {max_pages:,}-page limit (PDF_MAX_PAGES)")
-    pages = pdf_repair.repair(_page_texts(reader, name, max_seconds))
+        limits = {"name": name, "max_pages": max_pages, "outline": outline}
+        read = sandbox.run(read_pages, data, max_seconds, limits, preload=("pypdf",))
+    except sandbox.TooSlow as exc:
+        page = exc.progress if isinstance(exc.progress, int) else 1
+        raise PdfTooSlow(name, f"text extraction took over {max_seconds:g} s and stopped at page {page} "
+                               "(PDF_MAX_SECONDS)") from None
+    except sandbox.TooBig as exc:
+        raise PdfTooLarge(name, f"reading it needs more than the reader may use: {exc}") from None
+    except sandbox.SandboxError as exc:
+        raise PdfCorrupt(name, f"the reader failed: {exc}") from None
+    count, pages, marks = _plain(read, name)
     if not any(page.strip() for page in pages):
         raise PdfNoText(name, f"no extractable text on any of its {count} pages (a scan or images only)")
     sections = page_sections(pages)
-    if outline:
-        for section in _outline_sections(reader, pages, sections):
-            sections[section.id] = section
+    for section in _outline_sections(marks, pages, sections):
+        sections[section.id] = section
     return PdfDocument(name, "\n\n".join(pages), sections, pages=count)
 
 
+def read_pages(data: bytes, args: dict, progress: Callable[[int], None] = lambda page: None) -> dict:
+    """In the sandbox's child: {"count", "pages" (repaired), "marks" ([title, page] per bookmark)}, or
+    {"error": a PdfError's class name, "what": its words}; `progress(n)` before page n's work."""
+    name = args["name"]
+    try:
+        reader = _open(data, name)
+        try:
+            count = len(reader.pages)
+        except Exception as exc:                              # noqa: BLE001 - any pypdf failure is a corrupt file
+            raise PdfCorrupt(name, _said(exc)) from None
+        if count > args["max_pages"]:
+            raise PdfTooLarge(name, f"{count:,} pages, over the {args['max_pages']:,}-page limit (PDF_MAX_PAGES)")
+        pages = pdf_repair.repair(_page_texts(reader, name, progress))
+    except PdfError as error:
+        return {"error": type(error).__name__, "what": error.what}
+    return {"count": count, "pages": pages, "marks": _marks(reader, count) if args["outline"] else []}
+
+
+def _plain(read, name: str) -> tuple[int, list[str], list[tuple[str, int]]]:
+    """The child's answer checked as plain data: (page count, page texts, bookmarks); a PdfError it reported
+    is raised here."""
+    if isinstance(read, dict) and read.get("error") in _ERRORS and isinstance(read.get("what"), str):
+        raise _ERRORS[read["error"]](name, read["what"])
+    try:
+        count, pages, marks = read["count"], read["pages"], read["marks"]
+        assert isinstance(count, int) and all(isinstance(page, str) for page in pages)
+        marks = [(str(title), int(page)) for title, page in marks]
+    except (AssertionError, KeyError, TypeError, ValueError):
+        raise PdfCorrupt(name, "the reader answered off its contract") from None
+    return count, pages, marks
+
+
 def _said(exc: BaseException) -> str:
+    """The exception in one line for a PdfCorrupt; a MemoryError is re-raised (the sandbox's cap, not the file)."""
+    if isinstance(exc, MemoryError):
+        raise exc
     first = (str(exc).strip().splitlines() or [""])[0]
     return f"{type(exc).__name__}: {first[:160]}" if first else type(exc).__name__
 
@@ -191,18 +236,12 @@ def _open(data: bytes, name: str):
     return reader
 
 
-def _page_texts(reader, name: str, max_seconds: float) -> list[str]:
+def _page_texts(reader, name: str, progress: Callable[[int], None]) -> list[str]:
     """Each page's text in reading order (see the module rule on columns)."""
-    started = time.monotonic()
-
-    def on_time(number: int) -> None:
-        if time.monotonic() - started > max_seconds:
-            raise PdfTooSlow(name, f"text extraction took over {max_seconds:g} s and stopped at page {number} "
-                                   "(PDF_MAX_SECONDS)")
     pages = list(reader.pages)
     texts = []
     for number, page in enumerate(pages, 1):
-        on_time(number)
+        progress(number)
         try:
             texts.append(page.extract_text() or "")
         except Exception as exc:                              # noqa: BLE001
@@ -212,7 +251,7 @@ def _page_texts(reader, name: str, max_seconds: float) -> list[str]:
     for i in sample + [i for i in range(len(pages)) if i not in sample]:
         if i not in sample and not any(columns.values()):
             break                                            # no sampled page has two columns: none has
-        on_time(i + 1)
+        progress(i + 1)
         columns[i] = _two_columns(pages[i])
     return [columns.get(i) or text for i, text in enumerate(texts)]
 
@@ -221,6 +260,8 @@ def _two_columns(page) -> str | None:
     """The page read column by column, or None when it has no gutter (or layout mode fails)."""
     try:
         layout = page.extract_text(extraction_mode="layout")
+    except MemoryError:
+        raise
     except Exception:                                         # noqa: BLE001 - plain order is the fallback
         return None
     return reading_order(layout)
@@ -289,14 +330,21 @@ def page_sections(pages: list[str]) -> dict[str, Section]:
     return sections
 
 
-def _outline_sections(reader, pages: list[str], taken: dict[str, Section]) -> list[Section]:
-    """One section per bookmark, from its page to the next bookmark's page; a broken outline is skipped."""
+def _marks(reader, count: int) -> list[tuple[str, int]]:
+    """(title, page index) per bookmark, in outline order; a broken outline has none."""
     try:
         marks = [(item.title, reader.get_destination_page_number(item)) for item in _flatten(reader.outline)]
+    except MemoryError:
+        raise
     except Exception:                                         # noqa: BLE001 - bookmarks are optional
         return []
-    marks = [(" ".join(str(title).split()), page) for title, page in marks
-             if isinstance(page, int) and 0 <= page < len(pages) and str(title).strip()]
+    return [(" ".join(str(title).split()), page) for title, page in marks
+            if isinstance(page, int) and 0 <= page < count and str(title).strip()]
+
+
+def _outline_sections(marks: list[tuple[str, int]], pages: list[str], taken: dict[str, Section]) -> list[Section]:
+    """One section per bookmark, from its page to the next bookmark's page."""
+    marks = [(title, page) for title, page in marks if 0 <= page < len(pages) and title.strip()]
     sections, used = [], set(taken)
     for k, (title, first) in enumerate(marks):
         later = [page for _, page in marks[k + 1:] if page >= first]

@@ -15,7 +15,7 @@ Rules:
   verdict, so a live run tries again (offline, it is a cache miss).
 - Any other exception a backend raises is a labelled row (unreachable / fetch_error, logged with its
   type), never a traceback; only the operator's problems propagate: a missing or rejected setting
-  (MissingSetting, CrawlbaseRejected) and the cache's own errors.
+  (MissingSetting, CrawlbaseRejected) and the cache's own errors; so does the caller's Cancelled.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import time
 from typing import Callable
 from urllib.parse import urlsplit
 
-from ... import config
+from ... import cancellation, config
 from ...context import RunContext
 from ...vocabulary import FETCH_ERROR, INVALID_URL, is_transient
 from . import crawlbase, direct, pdf
@@ -57,7 +57,7 @@ def _labelled(url: str, name: str, answered_by: Callable[[], str], compute: Call
     def run():
         try:
             result = compute()
-        except (Uncached, config.MissingSetting, CrawlbaseRejected):
+        except (Uncached, config.MissingSetting, CrawlbaseRejected, cancellation.Cancelled):
             raise
         except Exception as exc:          # noqa: BLE001 - the outside world must not become a traceback
             log.warning("%s", config.redact(f"{url}: fetch failed: {type(exc).__name__}: {exc}"))

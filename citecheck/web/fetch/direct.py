@@ -12,7 +12,8 @@ Rules:
 - A PDF (application/pdf, or a body starting %PDF-) is read by `fetch.pdf`; a content type that is
   neither HTML, text nor PDF -> not_found / unsupported_content; the page rules (`pages.settled`:
   refusals, 4xx, homepage redirects, soft 404s) decide the rest, with the raw HTML for the markup signs.
-- Readable text: `fetch.html_text`. Timeouts, connection errors, 429 and 5xx are retried, then
+- Readable text: `fetch.html_text.extract` (a child process, EXTRACT_MAX_SECONDS; past it or over its
+  memory cap: not_found / page_too_complex, uncached). Timeouts, connection errors, 429 and 5xx are retried, then
   crawl_failed (429: rate_limited; a 5xx that is a robot check: bot_challenge) — transient, uncached.
 """
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ...vocabulary import (
     CRAWL_FAILED,
     DNS_FAILURE,
     INVALID_URL,
+    PAGE_TOO_COMPLEX,
     TOO_MANY_REDIRECTS,
     UNSUPPORTED_CONTENT,
     http_reason,
@@ -33,7 +35,7 @@ from ...vocabulary import (
 from .. import netguard
 from . import inflate, pdf
 from .deadline import Budget
-from .html_text import decode, readable_markdown
+from .html_text import TooComplex, decode, extract
 from .pages import THIN_CHARS, FetchResult, Uncached, failed, final, retrying, settled
 from .refusals import refusal
 
@@ -80,13 +82,16 @@ def _body(url: str, current: str, response, settings: Settings):
     return kind, raw[:settings.fetch_max_bytes], response.charset_encoding
 
 
-def _page(url: str, current: str, status: int, kind: str, raw: bytes,
+def _page(url: str, current: str, seconds: float, status: int, kind: str, raw: bytes,
           charset: str | None) -> FetchResult | _Transient:
-    """An answer's text and what it says about the citation (module rules)."""
+    """An answer's text (extracted within `seconds`) and what it says about the citation (module rules)."""
     markup = markdown = None
     if kind in HTML_TYPES:
         markup = decode(raw, charset)
-        markdown = readable_markdown(markup, current)
+        try:
+            markdown = extract(markup, current, seconds)
+        except TooComplex as exc:
+            return failed(url, current, status, NAME, PAGE_TOO_COMPLEX, detail=str(exc))
     elif kind in TEXT_TYPES:
         markdown = decode(raw, charset).strip()
     if status == 429 or status >= 500:
@@ -119,7 +124,8 @@ def _attempt(url: str, client, backend, settings: Settings) -> FetchResult | _Tr
             return _Transient(current, None)
         except inflate.BadEncoding:           # corrupt or cut short: what a broken connection leaves
             return _Transient(current, status)
-        return body if isinstance(body, FetchResult) else _page(url, current, status, *body)
+        return body if isinstance(body, FetchResult) else _page(url, current, settings.extract_max_seconds,
+                                                                status, *body)
     return failed(url, current, None, NAME, TOO_MANY_REDIRECTS)
 
 

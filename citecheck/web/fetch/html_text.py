@@ -10,6 +10,10 @@ Rules:
   string that declares an encoding, and the page would look empty.
 - lxml stops at 256 nested elements; when its visible text is thin, a flat pass (the standard library's
   HTMLParser, which keeps no tree) reads the page instead, so 100,000 nested divs still give their text.
+- A fetched page is extracted by `extract`: `readable_markdown` in `source.sandbox` (a child process),
+  killed past EXTRACT_MAX_SECONDS or over the sandbox's memory cap -> TooComplex (the fetch's row:
+  page_too_complex). lxml's parse is not linear in every shape (one element with 100,000 attributes
+  took 204 s), so no page is parsed in the caller's process.
 """
 from __future__ import annotations
 
@@ -17,6 +21,10 @@ import re
 from html.parser import HTMLParser
 
 from .pages import THIN_CHARS, non_space
+
+
+class TooComplex(Exception):
+    """A page whose text extraction passed EXTRACT_MAX_SECONDS or the sandbox's memory cap; one line."""
 
 _BLOCK_TAGS = frozenset("p div section article header footer nav main aside li ul ol dl dt dd table tr "
                         "blockquote pre form figure figcaption h1 h2 h3 h4 h5 h6 br hr".split())
@@ -114,3 +122,23 @@ def readable_markdown(html: str, url: str | None = None) -> str:
     if non_space(markdown) < THIN_CHARS:
         return visible_text(html)          # what is actually on the page (a <noscript> note is not)
     return markdown.strip()
+
+
+def extract(markup: str, url: str | None, seconds: float) -> str:
+    """`readable_markdown` run in the sandbox within `seconds` (EXTRACT_MAX_SECONDS); TooComplex past it."""
+    from ...source import sandbox
+    try:
+        text = sandbox.run(_extract_in_child, markup.encode("utf-8", "surrogatepass"), seconds, {"url": url},
+                           preload=("lxml.html", "trafilatura"))
+    except sandbox.TooSlow:
+        raise TooComplex(f"text extraction took over {seconds:g} s (EXTRACT_MAX_SECONDS)") from None
+    except sandbox.TooBig as exc:
+        raise TooComplex(f"text extraction went {exc}") from None
+    if not isinstance(text, str):
+        raise sandbox.Crashed("the extractor answered off its contract")
+    return text
+
+
+def _extract_in_child(payload: bytes, args: dict, progress) -> str:
+    """In the sandbox's child: the page's readable text."""
+    return readable_markdown(payload.decode("utf-8", "surrogatepass"), args["url"])

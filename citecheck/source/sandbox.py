@@ -1,0 +1,290 @@
+"""Parsers of untrusted bytes (pypdf, lxml, trafilatura) run in a child process that a deadline kills mid-page,
+under a memory cap; only JSON comes back.
+
+Rules:
+- `run(function, payload, seconds, args)` returns `function(payload, args, progress)` computed in a child
+  process. `function` is a module-level function of citecheck, named (module:qualname), never pickled;
+  `args` and the result are JSON data; `progress(value)` reports how far the child got.
+- Children are forked by one host process per parent (`python -m citecheck.source.sandbox`, started at the
+  first call, without the parent's secrets). The host is single-threaded; it imports each function's
+  module and `preload` once, so a fork starts with its parser loaded. The host ends, killing its
+  children, when its parent does (its control socket closes).
+- A child's address space is capped at MEMORY_CAP (RLIMIT_AS) and its CPU at the deadline plus 2 s
+  (RLIMIT_CPU: it dies even if its parent is gone); it reads the payload from an anonymous file and
+  writes length-prefixed JSON frames (progress, then one result) to a pipe.
+- Outcomes: past `seconds` (wall clock from the call) the child is killed -> TooSlow (with the last
+  progress); the caller cancelled (`cancellation`) -> killed, Cancelled; MemoryError or an answer over
+  RESULT_MAX_BYTES -> TooBig; another exception -> Failed (type and first line); no answer (a crash,
+  a signal) -> Crashed. The parent parses frames with `json.loads` alone: nothing a child sends is
+  unpickled.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from .. import cancellation, config
+
+MEMORY_CAP = 2 * 1024 ** 3
+"""A child's address space (RLIMIT_AS): 2 GiB."""
+RESULT_MAX_BYTES = 64 * 1024 ** 2
+"""The largest answer a child may send (JSON bytes): 64 MiB."""
+POLL_SECONDS = 0.25
+"""How often a waiting parent checks for cancellation."""
+_HEAD = struct.Struct(">I")
+
+
+class SandboxError(Exception):
+    """The child gave no result; str(error) is one line."""
+
+
+class TooSlow(SandboxError):
+    def __init__(self, seconds: float, progress):
+        self.progress = progress
+        super().__init__(f"stopped after {seconds:g} s")
+
+
+class TooBig(SandboxError):
+    pass
+
+
+class Failed(SandboxError):
+    pass
+
+
+class Crashed(SandboxError):
+    pass
+
+
+# ---------------------------------------------------------------- the parent's side
+
+class _Host:
+    """The forking host process and the parent's end of its control socket."""
+
+    def __init__(self):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        root = str(Path(__file__).resolve().parents[2])
+        env = {k: v for k, v in config.child_env(quiet=True).items() if k not in config.SECRETS}
+        env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "citecheck.source.sandbox", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env=env, close_fds=True)
+        theirs.close()
+        self.socket, self.owner = ours, os.getpid()
+
+    def send(self, message: dict, fds: list[int] = ()) -> None:
+        socket.send_fds(self.socket, [json.dumps(message).encode()], list(fds))
+
+    def close(self) -> None:
+        self.socket.close()
+        self.process.wait()
+
+
+_host: _Host | None = None
+_host_lock = threading.Lock()
+_jobs = iter(range(1, sys.maxsize))
+
+
+def _send(message: dict, fds: list[int] = ()) -> None:
+    """Send to the host (started, or restarted once if it died)."""
+    global _host
+    with _host_lock:
+        for attempt in (1, 2):
+            if _host is None or _host.owner != os.getpid() or _host.process.poll() is not None:
+                _host = _Host()                                   # (a forked copy of this process gets its own)
+            try:
+                _host.send(message, fds)
+                return
+            except OSError:
+                if attempt == 2:
+                    raise
+                _host = None
+
+
+def shutdown() -> None:
+    """Stop the host (it starts again at the next call)."""
+    global _host
+    with _host_lock:
+        if _host is not None:
+            _host.close()
+            _host = None
+
+
+def run(function: Callable, payload: bytes, seconds: float, args: dict | None = None, *,
+        preload: tuple[str, ...] = (), memory: int = MEMORY_CAP):
+    """`function(payload, args, progress)` in a child process, within `seconds` (module rules)."""
+    ends = time.monotonic() + seconds
+    job = next(_jobs)
+    head = json.dumps(args or {}).encode()
+    read_end, write_end = os.pipe()
+    try:
+        with tempfile.TemporaryFile() as carried:
+            carried.write(_HEAD.pack(len(head)) + head)
+            carried.write(payload)
+            carried.flush()
+            _send({"run": job, "function": f"{function.__module__}:{function.__qualname__}",
+                   "preload": list(preload), "cpu": math.ceil(seconds) + 2, "memory": memory},
+                  [carried.fileno(), write_end])
+        os.close(write_end)
+        write_end = None
+        return _answer(job, read_end, ends, seconds)
+    finally:
+        os.close(read_end)
+        if write_end is not None:
+            os.close(write_end)
+
+
+def _answer(job: int, fd: int, ends: float, seconds: float):
+    """Read the child's frames until its result, the deadline, a cancellation or the pipe's end."""
+    buffer, progress = bytearray(), None
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    try:
+        while True:
+            while len(buffer) >= _HEAD.size:
+                size = _HEAD.unpack_from(buffer)[0]
+                if size > RESULT_MAX_BYTES:
+                    raise TooBig(f"an answer over {RESULT_MAX_BYTES:,} bytes")
+                if len(buffer) < _HEAD.size + size:
+                    break
+                try:
+                    frame = json.loads(bytes(buffer[_HEAD.size:_HEAD.size + size]))
+                except (ValueError, RecursionError):
+                    frame = None
+                del buffer[:_HEAD.size + size]
+                if not isinstance(frame, dict):
+                    raise Crashed("an answer that is not a JSON frame")
+                if "progress" in frame:
+                    progress = frame["progress"]
+                    continue
+                return _outcome(frame)
+            left = ends - time.monotonic()
+            if left <= 0:
+                raise TooSlow(seconds, progress)
+            cancellation.check()
+            if poller.poll(min(left, POLL_SECONDS) * 1000):
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    raise Crashed("the parser stopped without an answer")
+                buffer += chunk
+    except BaseException:
+        try:
+            _send({"kill": job})
+        except OSError:
+            pass                                                  # no host: no child either
+        raise
+
+
+def _outcome(frame: dict):
+    if "result" in frame:
+        return frame["result"]
+    if "memory" in frame:
+        raise TooBig("over its memory cap" if frame["memory"] is True else str(frame["memory"]))
+    raise Failed(str(frame.get("error", "an unreadable answer"))[:200])
+
+
+# ---------------------------------------------------------------- the host and its children
+
+def _frame(fd: int, value: dict) -> None:
+    data = json.dumps(value).encode()
+    if len(data) > RESULT_MAX_BYTES:
+        data = json.dumps({"memory": f"an answer of {len(data):,} bytes, over {RESULT_MAX_BYTES:,}"}).encode()
+    data = _HEAD.pack(len(data)) + data
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _child(function: Callable, carried: int, out: int, cpu: int, memory: int) -> None:
+    """In the forked child: cap, read, compute, answer; never returns."""
+    import resource
+    status = 1
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        try:
+            with os.fdopen(carried, "rb") as file:
+                file.seek(0)
+                size = _HEAD.unpack(file.read(_HEAD.size))[0]
+                args = json.loads(file.read(size))
+                payload = file.read()
+            _frame(out, {"result": function(payload, args, lambda value: _frame(out, {"progress": value}))})
+        except MemoryError:
+            payload = None
+            _frame(out, {"memory": True})
+        except Exception as exc:                                  # noqa: BLE001 - reported, one line
+            first = (str(exc).strip().splitlines() or [""])[0][:160]
+            _frame(out, {"error": f"{type(exc).__name__}: {first}" if first else type(exc).__name__})
+        status = 0
+    finally:
+        os._exit(status)
+
+
+def _resolve(name: str, preload: list[str]) -> Callable:
+    module, _, qualname = name.partition(":")
+    if not module.startswith("citecheck."):
+        raise ValueError(f"not a citecheck function: {name}")
+    for extra in preload:
+        importlib.import_module(extra)
+    target = importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def serve(control: socket.socket) -> None:
+    """The host's loop: fork a child per run request, kill on request, reap; end with the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)                  # the parent decides (a terminal's ^C)
+    live: dict[int, int] = {}                                     # job -> pid
+    while True:
+        try:
+            message, fds, _flags, _address = socket.recv_fds(control, 65536, 2)
+        except OSError:
+            message, fds = b"", []
+        for pid in list(live.values()):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    live = {job: p for job, p in live.items() if p != pid}
+            except ChildProcessError:
+                live = {job: p for job, p in live.items() if p != pid}
+        if not message:
+            for pid in live.values():
+                os.kill(pid, signal.SIGKILL)
+            return
+        request = json.loads(message)
+        if "kill" in request:
+            if request["kill"] in live:
+                os.kill(live[request["kill"]], signal.SIGKILL)
+            continue
+        carried, out = fds
+        try:
+            function = _resolve(request["function"], request["preload"])
+        except Exception as exc:                                  # noqa: BLE001 - the caller's error, reported
+            _frame(out, {"error": f"{type(exc).__name__}: {exc}"})
+            os.close(carried)
+            os.close(out)
+            continue
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            _child(function, carried, out, request["cpu"], request["memory"])
+        live[request["run"]] = pid
+        os.close(carried)
+        os.close(out)
+
+
+if __name__ == "__main__":
+    serve(socket.socket(fileno=int(sys.argv[1])))
