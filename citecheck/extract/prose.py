@@ -5,11 +5,14 @@ Rules:
   paragraph break); anything never copied is removed (markers, link syntax, block prefixes).
 - `position(p)` maps a source position to the prose: exact inside kept text; a position inside removed
   text maps to the point where it was removed (the end of the kept text before it).
-- `line_col(text, p)` is the 1-based "line L:C" of a source position, for messages.
+- `line_col(text, p)` is the 1-based "line L:C" of a source position, for messages (`line_cols(text)`
+  answers it for many positions in log time each).
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+from typing import Callable
 
 
 class Prose:
@@ -55,6 +58,16 @@ class Prose:
             return 0
         start, out, length = self._runs[i]
         return out + min(p - start, length)
+
+
+def line_cols(text: str) -> Callable[[int], str]:
+    """`line_col` of text for many positions: the line starts found once, each position by bisection."""
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def where(p: int) -> str:
+        line = bisect_right(starts, p)
+        return f"line {line}:{p - starts[line - 1] + 1}"
+    return where
 
 
 def line_col(text: str, p: int) -> str:
