@@ -68,6 +68,7 @@ DEFAULTS = {
     "JUDGE_EXTRA_BUFTS": "0",
     "NEAR_MISS_MAX_CHARS": "5000",
     "ANSWER_MAX_BYTES": str(4 * 1024 * 1024),
+    "CLAIM_MAX_CHARS": "2000",
     "PDF_MAX_BYTES": str(20 * 1024 * 1024),
     "PDF_MAX_PAGES": "300",
     "PDF_MAX_SECONDS": "60",
@@ -215,6 +216,7 @@ class Settings:
     judge_extra_bufts: bool = False
     near_miss_max_chars: int = 5000
     answer_max_bytes: int = 4 * 1024 * 1024
+    claim_max_chars: int = 2000          # a batch claim longer than this is a skipped line
     pdf: PdfLimits = field(default_factory=PdfLimits)
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
@@ -277,6 +279,7 @@ class Settings:
             judge_extra_bufts=read.flag("JUDGE_EXTRA_BUFTS"),
             near_miss_max_chars=read.positive("NEAR_MISS_MAX_CHARS", integer=True),
             answer_max_bytes=read.positive("ANSWER_MAX_BYTES", integer=True),
+            claim_max_chars=read.positive("CLAIM_MAX_CHARS", integer=True),
             pdf=PdfLimits(max_bytes=read.positive("PDF_MAX_BYTES", integer=True),
                           max_pages=read.positive("PDF_MAX_PAGES", integer=True),
                           max_seconds=read.positive("PDF_MAX_SECONDS")),

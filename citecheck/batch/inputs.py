@@ -42,10 +42,10 @@ def read_input(path: str | Path, fmt: str, ctx: RunContext) -> Parsed:
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: no such file")
     if fmt == CLAIMS or (fmt == "auto" and is_claims_file(path)):
-        return read_claims(path)
+        return read_claims(path, ctx.settings.claim_max_chars)
     from ..extract.command import read_answer
     result = read_answer(path, fmt, ctx)
-    parsed = parse_lines(result.claims_jsonl().encode("utf-8").splitlines())
+    parsed = parse_lines(result.claims_jsonl().encode("utf-8").splitlines(), ctx.settings.claim_max_chars)
     notes = [f"{len(result.citations)} quoted document citations: `citecheck check --answer {path} --source "
              "DOCUMENT` checks those"] if result.citations else []
     return Parsed(parsed.claims, [str(problem) for problem in result.problems] + parsed.problems,
