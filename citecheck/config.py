@@ -8,11 +8,15 @@ Rules:
   message or pickle ever holds a value (unpickled on another machine, they are read from *its*
   environment, so a task graph never carries a key).
 - Environments for child processes (notebook kernels, the judge server) are built here too.
+- `printable` is the one escape for text a command prints (ids, quotes, claims, messages, pages):
+  terminal control characters become visible backslash escapes (ESC is `\\x1b`), so input cannot drive a
+  terminal or forge a line in a CI log.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -412,6 +416,21 @@ def parse_origins(raw: str) -> frozenset[tuple[str, int]]:
             raise ValueError(f"CITECHECK_ALLOW_HOSTS entries must be host:port, got {entry!r}")
         origins.add((host.strip("[]").lower(), int(port)))
     return frozenset(origins)
+
+
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                      "\u2066-\u2069]")
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """text with every control character (C0 but tab, DEL, C1, bidi and line separators) escaped;
+    with `lines`, newlines are kept (a multi-line page or table)."""
+    def escape(m: re.Match) -> str:
+        ch = m.group()
+        if lines and ch == "\n":
+            return ch
+        return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+    return _CONTROL.sub(escape, text)
 
 
 def redact(text: str) -> str:
