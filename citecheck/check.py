@@ -174,7 +174,7 @@ def run(args, ctx: RunContext) -> int:
     else:
         print(printable(document.summary(total), lines=True))
         lines = [format_table(rows, columns)] if rows else []
-        lines += unjudged_misquotes(checked) + [agreement_line(rows)] * args.expected
+        lines += [printable(line) for line in unjudged_misquotes(checked)] + [agreement_line(rows)] * args.expected
         if lines:
             print("\n".join(lines))
     if not citations:

@@ -13,6 +13,7 @@ import pytest
 
 from citecheck import cli, extract
 from citecheck.batch.claims import parse_lines, read_claims
+from citecheck.batch.inputs import is_claims_file
 from citecheck.check import format_table
 from citecheck.config import printable
 from citecheck.extract import documents
@@ -70,6 +71,11 @@ def test_a_hostile_batch_line_is_one_labelled_problem_and_the_rest_runs(tmp_path
                                'line 3: "claim" is 2,001 characters, over CLAIM_MAX_CHARS (2,000)']
     (tmp_path / "c.jsonl").write_bytes(b"\n".join([line(id="x", claim="c" * 11, urls=["http://a/"]), good]))
     assert read_claims(tmp_path / "c.jsonl", max_chars=10).problems[0].endswith("over CLAIM_MAX_CHARS (10)")
+
+
+def test_a_deep_first_line_is_not_sniffed_into_a_recursion(tmp_path):
+    (tmp_path / "claims.txt").write_bytes(b"[" * 60_000 + b"\n")
+    assert is_claims_file(tmp_path / "claims.txt") is False
 
 
 def test_a_json_answer_nested_past_the_cap_is_one_line():

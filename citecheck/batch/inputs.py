@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from ..context import RunContext
+from ..extract.jsondoc import too_deep
 from ..vocabulary import ANSWER_FORMATS
 from .claims import Parsed, parse_lines, read_claims
 
@@ -30,6 +31,8 @@ def is_claims_file(path: str | Path) -> bool:
     with path.open("rb") as handle:
         head = handle.read(_SNIFF_BYTES)
     first = next((line for line in head.split(b"\n") if line.strip()), b"")
+    if too_deep(first.decode("utf-8", errors="replace")):
+        return False
     try:
         obj = json.loads(first.decode("utf-8-sig"))
     except ValueError:                          # not UTF-8, not JSON, or a line cut at 64 KiB
