@@ -88,6 +88,8 @@ class Pieces:
     def __init__(self):
         self._chunks: list[str] = []
         self._parts: list[tuple[int, str, str]] = []     # (start, path, text)
+        self._starts: list[int] = []
+        self._cols: dict[int, Callable[[int], str]] = {}  # part -> its line_cols, made on first use
         self._length = 0
         self._gap = False
 
@@ -106,12 +108,15 @@ class Pieces:
         self._gap = False
         start = self._length
         self._parts.append((start, path, text))
+        self._starts.append(start)
         self._chunks.append(text)
         self._length += len(text)
         return start, self._length
 
     def where(self, p: int) -> str:
         """The JSON path of the part holding joined position p, with the line:column inside it."""
-        i = max(bisect_right([start for start, _, _ in self._parts], p) - 1, 0)
+        i = max(bisect_right(self._starts, p) - 1, 0)
         start, path, text = self._parts[i]
-        return f"{path}, {line_col(text, p - start)}"
+        if i not in self._cols:
+            self._cols[i] = line_cols(text)
+        return f"{path}, {self._cols[i](p - start)}"
