@@ -27,7 +27,7 @@ from typing import Callable
 
 from . import matching
 from .cache import CacheMiss
-from .config import MissingSetting
+from .config import MissingSetting, printable
 from .context import RunContext
 from .judge import judges, methods
 from .source import sources
@@ -103,7 +103,7 @@ def format_table(rows: list[dict], columns: tuple[str, ...] = COLUMNS) -> str:
             return f"{value:.2f}"
         if col == "auto":
             return "auto" if value else "review"
-        return str(value)
+        return printable(str(value))
     cells = [[cell(row, col) for col in columns] for row in rows]
     widths = [max([len(col), *(len(r[i]) for r in cells)]) for i, col in enumerate(columns)]
     lines = ["  ".join(col.ljust(w) for col, w in zip(columns, widths))]
@@ -159,7 +159,7 @@ def run(args, ctx: RunContext) -> int:
     citations, skipped = checkable(citations)
     total, errors = len(citations) + len(skipped) + unusable, errors + skipped
     for message in errors + warnings:                 # a warning (a duplicate id) keeps the citation
-        print(f"citecheck check: {message}", file=sys.stderr)
+        print(printable(f"citecheck check: {message}"), file=sys.stderr)
     unavailable: list[tuple[str, str]] = []
     gate = Gate.of(ctx.settings)
     checked = check_matches(document, citations, ctx, threshold=gate, unavailable=unavailable)
@@ -172,15 +172,16 @@ def run(args, ctx: RunContext) -> int:
                           | ({"auto_note": row["auto_note"]} if row["auto_note"] else {})
                           for row, (_, match) in zip(rows, checked)], indent=2))
     else:
-        print(document.summary(total))
+        print(printable(document.summary(total), lines=True))
         lines = [format_table(rows, columns)] if rows else []
-        lines += unjudged_misquotes(checked) + [agreement_line(rows)] * args.expected
+        lines += [printable(line) for line in unjudged_misquotes(checked)] + [agreement_line(rows)] * args.expected
         if lines:
             print("\n".join(lines))
     if not citations:
-        print(f"citecheck check: no usable citations in {args.citations or args.answer}", file=sys.stderr)
+        print(printable(f"citecheck check: no usable citations in {args.citations or args.answer}"),
+              file=sys.stderr)
     if unavailable:
-        print(unavailable_hint(unavailable, len(citations)), file=sys.stderr)
+        print(printable(unavailable_hint(unavailable, len(citations)), lines=True), file=sys.stderr)
     gate.tell(rows, "check")
     failing = ci_gate.verdict_gate(rows, args.fail_on) if args.fail_on else None
     return ci_gate.finish("check", bool(errors or unavailable or not citations), failing)
@@ -238,5 +239,5 @@ def answer_citations(answer: str, fmt: str, source: str, document: Document,
         raise ValueError(f"{answer}: no quoted document citations to check" +
                          (f" ({batch_note})" if result.claims else ""))
     if result.claims:
-        print(f"citecheck check: {answer}: {batch_note}", file=sys.stderr)
+        print(printable(f"citecheck check: {answer}: {batch_note}"), file=sys.stderr)
     return result.citations, [f"{answer}: {problem}" for problem in result.problems]

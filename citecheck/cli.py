@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         from .context import RunContext
         return int(module.run(args, RunContext.from_env()) or 0)
     except _known_errors() as exc:
-        print(f"citecheck {argv[0]}: error: {config.redact(str(exc))}", file=sys.stderr)
+        print(config.printable(f"citecheck {argv[0]}: error: {config.redact(str(exc))}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -8,6 +8,9 @@ Rules:
   message or pickle ever holds a value (unpickled on another machine, they are read from *its*
   environment, so a task graph never carries a key).
 - Environments for child processes (notebook kernels, the judge server) are built here too.
+- `printable` is the one escape for text a command prints (ids, quotes, claims, messages, pages):
+  terminal control characters become visible backslash escapes (ESC is `\\x1b`), so input cannot drive a
+  terminal or forge a line in a CI log.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import collections
 import dataclasses
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +74,7 @@ DEFAULTS = {
     "JUDGE_EXTRA_BUFTS": "0",
     "NEAR_MISS_MAX_CHARS": "5000",
     "ANSWER_MAX_BYTES": str(4 * 1024 * 1024),
+    "CLAIM_MAX_CHARS": "2000",
     "PDF_MAX_BYTES": str(20 * 1024 * 1024),
     "PDF_MAX_PAGES": "300",
     "PDF_MAX_SECONDS": "60",
@@ -241,6 +246,7 @@ class Settings:
     judge_extra_bufts: bool = False
     near_miss_max_chars: int = 5000
     answer_max_bytes: int = 4 * 1024 * 1024
+    claim_max_chars: int = 2000          # a batch claim longer than this is a skipped line
     pdf: PdfLimits = field(default_factory=PdfLimits)
     extract_max_seconds: float = 10.0   # an HTML page's text extraction (lxml, trafilatura), in the sandbox
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
@@ -306,6 +312,7 @@ class Settings:
             judge_extra_bufts=read.flag("JUDGE_EXTRA_BUFTS"),
             near_miss_max_chars=read.positive("NEAR_MISS_MAX_CHARS", integer=True),
             answer_max_bytes=read.positive("ANSWER_MAX_BYTES", integer=True),
+            claim_max_chars=read.positive("CLAIM_MAX_CHARS", integer=True),
             pdf=PdfLimits(max_bytes=read.positive("PDF_MAX_BYTES", integer=True),
                           max_pages=read.positive("PDF_MAX_PAGES", integer=True),
                           max_seconds=read.positive("PDF_MAX_SECONDS")),
@@ -439,6 +446,21 @@ def parse_origins(raw: str) -> frozenset[tuple[str, int]]:
             raise ValueError(f"CITECHECK_ALLOW_HOSTS entries must be host:port, got {entry!r}")
         origins.add((host.strip("[]").lower(), int(port)))
     return frozenset(origins)
+
+
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                      "\u2066-\u2069]")
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """text with every control character (C0 but tab, DEL, C1, bidi and line separators) escaped;
+    with `lines`, newlines are kept (a multi-line page or table)."""
+    def escape(m: re.Match) -> str:
+        ch = m.group()
+        if lines and ch == "\n":
+            return ch
+        return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+    return _CONTROL.sub(escape, text)
 
 
 def redact(text: str) -> str:

@@ -378,7 +378,7 @@ def test_auto_reads_markdown_that_starts_with_a_bracket():
 
 
 def test_json_nested_too_deeply_is_one_line():
-    with pytest.raises(extract.AnswerFormatError, match=r"^not an openai answer: \$: JSON nested too deeply"):
+    with pytest.raises(extract.AnswerFormatError, match=r"^not an openai answer: \$: JSON nested deeper than 64"):
         run("[" * 100000, "openai")
 
 

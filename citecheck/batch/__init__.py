@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import audit
+from ..config import printable
 from ..context import RunContext
 from ..verdict import ci_gate
 from ..verdict.aggregate import overall
@@ -161,7 +162,7 @@ def run(args, ctx: RunContext) -> int:
     the gate fails."""
     parsed = read_input(args.file, args.format, ctx)
     for message in parsed.problems + parsed.notes:
-        print(f"citecheck batch: {args.file}: {message}", file=sys.stderr)
+        print(printable(f"citecheck batch: {args.file}: {message}"), file=sys.stderr)
     if not parsed.claims:
         raise ValueError(f"{args.file}: no valid claims to check")
     if args.cluster:

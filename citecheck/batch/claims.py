@@ -2,8 +2,9 @@
 
 Rules:
 - Blank lines are skipped silently; a malformed line (not UTF-8, not JSON, a missing or mistyped
-  field, a string that is not text, no URL at all, a duplicate id) is reported as "line N: ..." and
-  skipped, the other lines still run. A UTF-8 byte-order mark before line 1 is dropped.
+  field, a string that is not text, no URL at all, a duplicate id, JSON nested deeper than
+  `jsondoc.MAX_DEPTH`, a number too long to read, a claim longer than CLAIM_MAX_CHARS) is reported as
+  "line N: ..." and skipped, the other lines still run. A UTF-8 byte-order mark before line 1 is dropped.
 - A URL listed twice on one line is checked once (noted, not an error).
 """
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import Settings
+from ..extract.jsondoc import MAX_DEPTH, too_deep
 from ..source.text import not_text, strip_bom
 
 
@@ -30,7 +33,7 @@ class Parsed:
     notes: list[str]                      # "line N: ..." for a line kept with a change
 
 
-def _problem(obj) -> str | None:
+def _problem(obj, max_chars: int) -> str | None:
     """Why a parsed line is not a claim, or None."""
     if not isinstance(obj, dict):
         return "not a JSON object"
@@ -41,6 +44,8 @@ def _problem(obj) -> str | None:
         return '"id" must be a non-empty string or a number'
     if not isinstance(obj["claim"], str) or not obj["claim"].strip():
         return '"claim" must be a non-empty string'
+    if len(obj["claim"]) > max_chars:
+        return f'"claim" is {len(obj["claim"]):,} characters, over CLAIM_MAX_CHARS ({max_chars:,})'
     urls = obj["urls"]
     if not isinstance(urls, list) or not all(isinstance(u, str) and u.strip() for u in urls):
         return '"urls" must be a list of URL strings'
@@ -52,7 +57,7 @@ def _problem(obj) -> str | None:
     return None
 
 
-def parse_lines(lines: list[bytes]) -> Parsed:
+def parse_lines(lines: list[bytes], max_chars: int = Settings.claim_max_chars) -> Parsed:
     """Raw lines -> claims, skipped lines and notes; blank lines are skipped silently."""
     claims: list[Claim] = []
     problems: list[str] = []
@@ -66,12 +71,18 @@ def parse_lines(lines: list[bytes]) -> Parsed:
             continue
         if not text.strip():
             continue
+        if too_deep(text):
+            problems.append(f"line {number}: JSON nested deeper than {MAX_DEPTH} levels")
+            continue
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             problems.append(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
             continue
-        why = _problem(obj)
+        except (ValueError, RecursionError):
+            problems.append(f"line {number}: a number too long to read")
+            continue
+        why = _problem(obj, max_chars)
         item_id = str(obj["id"]).strip() if why is None else ""
         if why is None and item_id in first_line:
             why = f"duplicate id {item_id!r} (first on line {first_line[item_id]})"
@@ -86,9 +97,9 @@ def parse_lines(lines: list[bytes]) -> Parsed:
     return Parsed(claims, problems, notes)
 
 
-def read_claims(path: str | Path) -> Parsed:
+def read_claims(path: str | Path, max_chars: int = Settings.claim_max_chars) -> Parsed:
     """A JSONL file -> Parsed. A missing file raises FileNotFoundError naming it."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
-    return parse_lines(path.read_bytes().split(b"\n"))
+    return parse_lines(path.read_bytes().split(b"\n"), max_chars)

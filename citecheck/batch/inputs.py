@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from ..context import RunContext
+from ..extract.jsondoc import too_deep
 from ..vocabulary import ANSWER_FORMATS
 from .claims import Parsed, parse_lines, read_claims
 
@@ -30,6 +31,8 @@ def is_claims_file(path: str | Path) -> bool:
     with path.open("rb") as handle:
         head = handle.read(_SNIFF_BYTES)
     first = next((line for line in head.split(b"\n") if line.strip()), b"")
+    if too_deep(first.decode("utf-8", errors="replace")):
+        return False
     try:
         obj = json.loads(first.decode("utf-8-sig"))
     except ValueError:                          # not UTF-8, not JSON, or a line cut at 64 KiB
@@ -42,10 +45,10 @@ def read_input(path: str | Path, fmt: str, ctx: RunContext) -> Parsed:
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: no such file")
     if fmt == CLAIMS or (fmt == "auto" and is_claims_file(path)):
-        return read_claims(path)
+        return read_claims(path, ctx.settings.claim_max_chars)
     from ..extract.command import read_answer
     result = read_answer(path, fmt, ctx)
-    parsed = parse_lines(result.claims_jsonl().encode("utf-8").splitlines())
+    parsed = parse_lines(result.claims_jsonl().encode("utf-8").splitlines(), ctx.settings.claim_max_chars)
     notes = [f"{len(result.citations)} quoted document citations: `citecheck check --answer {path} --source "
              "DOCUMENT` checks those"] if result.citations else []
     return Parsed(parsed.claims, [str(problem) for problem in result.problems] + parsed.problems,

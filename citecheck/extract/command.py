@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..config import printable
 from ..context import RunContext
 from ..vocabulary import ANSWER_FORMAT_CHOICES
 from .parsed import Extraction, Problem
@@ -30,7 +31,7 @@ def read_answer(path: str | Path, fmt: str, ctx: RunContext, documents=()) -> Ex
 def report(command: str, path: str | Path, problems: list[Problem] | list[str]) -> None:
     """Each problem as one stderr line: 'citecheck COMMAND: PATH: where: message'."""
     for problem in problems:
-        print(f"citecheck {command}: {path}: {problem}", file=sys.stderr)
+        print(printable(f"citecheck {command}: {path}: {problem}"), file=sys.stderr)
 
 
 def add_arguments(parser) -> None:
@@ -57,10 +58,11 @@ def run(args, ctx: RunContext) -> int:
     for n, (name, document) in enumerate(zip(cited.names, cited.documents)):
         shown = "unreadable" if document is None else (
             document.summary() if not isinstance(document, str) else f"{len(document):,} characters of text")
-        print(f"document {n}: {name} ({shown})")
+        print(printable(f"document {n}: {name} ({shown})"))
     urls = sum(len(claim["urls"]) for claim in result.claims)
-    print(f"{args.answer}: {result.format} answer: {len(result.claims)} claims citing {urls} URLs -> "
-          f"{out / 'claims.jsonl'}; {len(result.citations)} quoted citations -> {out / 'citations.json'}")
+    print(printable(f"{args.answer}: {result.format} answer: {len(result.claims)} claims citing {urls} URLs -> "
+                    f"{out / 'claims.jsonl'}; {len(result.citations)} quoted citations -> "
+                    f"{out / 'citations.json'}"))
     problems = cited.problems + result.problems
     report("extract", args.answer, problems)
     return ci_gate.finish("extract", bool(problems), None)

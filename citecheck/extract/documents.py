@@ -8,13 +8,17 @@ Rules:
 - A file that starts "%PDF-" is read by `pdf_text` within the run's PDF limits (a Document with one
   section per page: page_location ranges are checked against it); any other file is its UTF-8 text as
   it was sent (char_location ranges index into it).
+- Only regular files inside DIR are read: a manifest entry that is absolute or has a `..` part, a
+  symlink that leads out of DIR, a device, a FIFO or a socket is a problem naming the entry, never
+  opened (so no match line can tell what a file outside DIR holds); subdirectories are not documents.
 - A document that cannot be read (missing, not UTF-8, a PDF that pdf_text refuses) is a problem naming
   the file, and its place is empty: citations of it are still extracted, unchecked against it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+import stat
+from pathlib import Path, PurePath
 
 from ..config import PdfLimits
 from ..source.sources import Document
@@ -30,15 +34,32 @@ class CitedDocuments:
     problems: list[Problem] = field(default_factory=list)
 
 
+def confined(folder: Path, name: str) -> Path:
+    """folder/name if it is a regular file inside folder (symlinks resolved); else ValueError saying why.
+    Nothing is opened: only names and stat are looked at."""
+    if PurePath(name).is_absolute() or ".." in PurePath(name).parts:
+        raise ValueError(f"{name}: outside the documents folder (absolute or '..'); not read")
+    path = folder / name
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):                      # missing, or a symlink loop
+        raise FileNotFoundError(name) from None
+    if not real.is_relative_to(folder.resolve()):
+        raise ValueError(f"{name}: a link out of the documents folder; not read")
+    if not stat.S_ISREG(real.stat().st_mode):
+        raise ValueError(f"{name}: not a regular file (a directory, device, FIFO or socket); not read")
+    return real
+
+
 def _names(folder: Path) -> list[tuple[str, str]]:
-    """(where, file name) of each document in order: the manifest's lines, else the sorted files."""
+    """(where, file name) of each document in order: the manifest's lines, else the sorted entries."""
     manifest = folder / MANIFEST
-    if manifest.is_file():
+    if manifest.is_file() and not manifest.is_symlink():
         lines = manifest.read_text(encoding="utf-8").splitlines()
         return [(f"{manifest}:{n}", line.strip()) for n, line in enumerate(lines, 1)
                 if line.strip() and not line.lstrip().startswith("#")]
     return [(str(folder / p.name), p.name) for p in sorted(folder.iterdir(), key=lambda p: p.name)
-            if p.is_file() and not p.name.startswith(".")]
+            if not p.name.startswith(".") and not (p.is_dir() and not p.is_symlink())]
 
 
 def read_document(path: Path, limits: PdfLimits | None = None) -> str | Document:
@@ -63,7 +84,7 @@ def read_documents(folder: str | Path, limits: PdfLimits | None = None) -> Cited
     for where, name in _names(folder):
         document = None
         try:
-            document = read_document(folder / name, limits)
+            document = read_document(confined(folder, name), limits)
         except FileNotFoundError:
             out.problems.append(Problem(where, "unreadable_document", f"{name}: no such file; document "
                                         f"{len(out.names)} is not checked"))

@@ -5,15 +5,38 @@ Rules:
 - `get` returns obj[key] if it has the expected type; otherwise it raises `Malformed` naming the path
   (`$.content[2].text`). A reader turns Malformed into a problem for one block, or into an
   AnswerFormatError when the top-level shape itself is wrong.
+- JSON nested deeper than MAX_DEPTH (arrays and objects) is refused before it is parsed (`too_deep`,
+  one linear pass); an integer too long to convert is an AnswerFormatError too.
 - Integers are JSON integers (true/false are not numbers); indices are integers >= 0.
 """
 from __future__ import annotations
 
 import json
+import re
 
 from .parsed import AnswerFormatError, Problem
 
 _NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object"}
+
+
+MAX_DEPTH = 64
+"""Arrays and objects nested deeper than this are not read (no vendor answer or batch line nests a tenth
+as deep; Python's parser and every walker recurse)."""
+_DEPTH_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+
+
+def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether JSON text nests arrays/objects deeper than `limit` (brackets inside strings not counted)."""
+    depth = 0
+    for token in _DEPTH_TOKENS.finditer(text):
+        kind = token.group()[0]
+        if kind in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif kind in "]}":
+            depth -= 1
+    return False
 
 
 class Malformed(Exception):
@@ -24,12 +47,14 @@ class Malformed(Exception):
 
 def load(text: str, fmt: str) -> object:
     """Parse JSON text; a syntax error (or absurd nesting) names its line and column."""
+    if too_deep(text):
+        raise AnswerFormatError(fmt, "$", f"JSON nested deeper than {MAX_DEPTH} levels; not read")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise AnswerFormatError(fmt, f"line {exc.lineno}:{exc.colno}", f"not valid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise AnswerFormatError(fmt, "$", "JSON nested too deeply to read") from None
+    except (ValueError, RecursionError) as exc:               # an integer of thousands of digits
+        raise AnswerFormatError(fmt, "$", f"JSON not read ({str(exc)[:80]})") from None
 
 
 def _is(value: object, kind: type) -> bool:

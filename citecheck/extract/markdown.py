@@ -31,18 +31,17 @@ from urllib.parse import urlsplit
 from ..vocabulary import MARKDOWN_ANSWER
 from .base import Reader
 from .parsed import Anchor, AnswerFormatError, Documents, Link, Parsed, Problem
-from .prose import Prose, line_col
+from .prose import Prose, line_col, line_cols
 
 MAX_RANGE = 50
 """A marker range `[n-m]` longer than this is not expanded (reported as malformed)."""
 
 _URL = r"https?://[^\s<>\[\]()\"'`]+(?:\([^\s()]*\)[^\s<>\[\]()\"'`]*)*"
 _INLINE = re.compile(
-    r"(?P<code>(?P<ticks>`+)(?P<cbody>.+?)(?<!`)(?P=ticks)(?!`))"
-    r"|(?P<image>!\[[^\]\n]*\]\([^)\n]*\))"
+    r"(?P<image>!\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\([^()\n]*\))"
     r"|(?<!\\)\[(?P<ltext>(?:[^\[\]\\\n]|\\.|\[[^\[\]\n]*\])*)\]\(\s*(?P<lurl><[^>\s]*>|[^\s()<>]*"
-    r"(?:\([^\s()]*\)[^\s()<>]*)*)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)"
-    r"|(?<!\\)\[\^(?P<foot>[^\]\s]+)\]"
+    r"(?:\([^\s()]*\)[^\s()<>]*)*)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
+    r"|(?<!\\)\[\^(?P<foot>[^\[\]\s]+)\]"
     r"|(?<!\\)\[(?P<num>\d{1,4}(?:\s*[,\u2013-]\s*\d{1,4})*)\]"
     r"|(?<!\\)\[(?P<rtext>(?:[^\[\]\\\n]|\\.)*)\]\[(?P<rlabel>[^\[\]\n]*)\]"
     r"|(?<!\\)\[(?P<stext>(?:[^\[\]\\\n]|\\.)+)\](?![(\[:])"
@@ -50,7 +49,11 @@ _INLINE = re.compile(
     rf"|(?P<bare>(?<![\w/]){_URL})"
     r"|(?P<bold>\*\*)"
 )
-_ANY_URL = re.compile(r"\[(?P<title>[^\]\n]*)\]\(\s*<?(?P<url>https?://[^\s)>]+)>?[^)]*\)|<(?P<auto>https?://[^\s>]+)>"
+"""Inline tokens. Linear on any text: every repeated class stops at the next bracket, parenthesis or line
+end, so a failed attempt at one `[` never scans past the next one; code spans are found by `_CodeSpans`."""
+_TICKS = re.compile(r"`+")
+_ANY_URL = re.compile(r"\[(?P<title>[^\[\]\n]*)\]\(\s*<?(?P<url>https?://[^\s()<>\[\]]+)>?[^()\n]*\)"
+                      r"|<(?P<auto>https?://[^\s<>]+)>"
                       rf"|(?P<bare>{_URL})")
 _DEFINITION = re.compile(r"^ {0,3}\[(?P<label>\^?[^\]\n]+)\]:[ \t]*(?P<rest>.*)$")
 _ENTRY = re.compile(r"^ {0,3}(?:\[(?P<a>\d{1,4})\]:?|(?P<b>\d{1,4})[.)])[ \t]+(?P<rest>\S.*)$")
@@ -110,6 +113,31 @@ def _first_url(rest: str) -> tuple[str | None, str]:
     return url, title or None
 
 
+def _code_spans(text: str, start: int, end: int) -> list[tuple[int, int, int, int]]:
+    """(opener start, body start, body end, closer end) of each code span in text[start:end], CommonMark's
+    way: a run of n backticks opens, the next run of exactly n closes, an opener with no closer is text.
+    One pass over the runs, each length's list read by a pointer that only moves forward."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text, start, end)]
+    by_length: dict[int, list[int]] = {}
+    for i, (a, b) in enumerate(runs):
+        by_length.setdefault(b - a, []).append(i)
+    pointer = dict.fromkeys(by_length, 0)
+    spans, i = [], 0
+    while i < len(runs):
+        length = runs[i][1] - runs[i][0]
+        same, k = by_length[length], pointer[length]
+        while k < len(same) and same[k] <= i:
+            k += 1
+        pointer[length] = k
+        if k < len(same):
+            j = same[k]
+            spans.append((runs[i][0], runs[i][1], runs[j][0], runs[j][1]))
+            i = j + 1
+        else:
+            i += 1
+    return spans
+
+
 class _Renderer:
     def __init__(self, text: str, where: Callable[[int], str], markers: bool,
                  numbered: Mapping[str, Defined], source_list: bool):
@@ -119,6 +147,7 @@ class _Renderer:
         self.defined: dict[str, Defined] = dict(numbered)
         self.used: set[str] = set()
         self.source_list = source_list
+        self._numbered: list[int] | None = None     # the numbered labels, sorted (kept until a definition)
 
     # ------------------------------------------------------------ lines that are not prose
     def run(self) -> Rendered:
@@ -211,6 +240,7 @@ class _Renderer:
                                               f"({self.defined[label].where})")
         else:
             self.defined[label] = Defined(Link(url, title), where)
+            self._numbered = None
 
     # ------------------------------------------------------------ blocks
     def _blocks(self, lines, hidden) -> None:
@@ -249,12 +279,24 @@ class _Renderer:
 
     # ------------------------------------------------------------ inline
     def _inline(self, start: int, end: int) -> None:
-        pos = start
+        """Tokens and code spans left to right; a search's match is kept until passed (each character is
+        scanned a bounded number of times, whatever the text)."""
+        spans, s = _code_spans(self.text, start, end), 0
+        pos, match, searched = start, None, False
         while pos < end:
-            match = _INLINE.search(self.text, pos, end)
-            if not match:
+            while s < len(spans) and spans[s][0] < pos:
+                s += 1
+            if not searched or (match is not None and match.start() < pos):
+                match, searched = _INLINE.search(self.text, pos, end), True
+            span = spans[s] if s < len(spans) else None
+            if span is not None and (match is None or span[0] <= match.start()):
+                self.prose.copy(pos, span[0])
+                self.prose.copy(span[1], span[2])
+                pos = span[3]
+            elif match is not None:
+                pos = self._token(match, pos)
+            else:
                 break
-            pos = self._token(match, pos)
         self.prose.copy(pos, end)
 
     def _cut(self, pos: int, start: int) -> int:
@@ -277,10 +319,6 @@ class _Renderer:
         return end
 
     def _token(self, m: re.Match, pos: int) -> int:
-        if m["code"] is not None:
-            self.prose.copy(pos, m.start())
-            self.prose.copy(m.start("cbody"), m.end("cbody"))
-            return m.end()
         if m["image"] is not None:
             self.prose.copy(pos, m.start())
             return m.end()
@@ -346,7 +384,9 @@ class _Renderer:
         for label in labels:
             defined = self.defined.get(label)
             if defined is None:
-                numbers = sorted(int(k) for k in self.defined if k.isdigit())
+                if self._numbered is None:
+                    self._numbered = sorted(int(k) for k in self.defined if k.isdigit())
+                numbers = self._numbered
                 have = f"the numbered sources are [{numbers[0]}]-[{numbers[-1]}]" if numbers else "no numbered sources"
                 which = f"[{label}]" if shown == f"[{label}]" else f"{shown} cites [{label}], which"
                 self._problem(self.where(m.start()), "dangling_marker", f"marker {which} has no source ({have})")
@@ -406,7 +446,7 @@ class MarkdownReader(Reader):
             else:
                 raise AnswerFormatError(self.name, line_col(text, len(text) - len(text.lstrip())),
                                         "this is a JSON document; name its format (or use auto)")
-        rendered = render(text, lambda p: line_col(text, p), markers=True, source_list=True)
+        rendered = render(text, line_cols(text), markers=True, source_list=True)
         return parsed_from(rendered)
 
 

@@ -21,7 +21,7 @@ from . import markdown
 from .base import JsonReader
 from .jsondoc import Malformed, entries, get, top
 from .parsed import AnswerFormatError, Documents, Link, Parsed, Problem
-from .prose import line_col
+from .prose import line_cols
 
 
 class PerplexityReader(JsonReader):
@@ -45,7 +45,8 @@ class PerplexityReader(JsonReader):
             problems.append(Problem("$.choices", "ignored", f"{len(choices)} choices; only choices[0] is read"))
         numbered = _sources(data, problems)
         path = "$.choices[0].message.content"
-        rendered = markdown.render(content, lambda p: f"{path}, {line_col(content, p)}", markers=True,
+        cols = line_cols(content)
+        rendered = markdown.render(content, lambda p: f"{path}, {cols(p)}", markers=True,
                                    numbered=numbered)
         parsed = markdown.parsed_from(rendered)
         parsed.problems[:0] = problems

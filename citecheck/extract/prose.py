@@ -5,11 +5,14 @@ Rules:
   paragraph break); anything never copied is removed (markers, link syntax, block prefixes).
 - `position(p)` maps a source position to the prose: exact inside kept text; a position inside removed
   text maps to the point where it was removed (the end of the kept text before it).
-- `line_col(text, p)` is the 1-based "line L:C" of a source position, for messages.
+- `line_col(text, p)` is the 1-based "line L:C" of a source position, for messages (`line_cols(text)`
+  answers it for many positions in log time each).
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+from typing import Callable
 
 
 class Prose:
@@ -57,6 +60,16 @@ class Prose:
         return out + min(p - start, length)
 
 
+def line_cols(text: str) -> Callable[[int], str]:
+    """`line_col` of text for many positions: the line starts found once, each position by bisection."""
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def where(p: int) -> str:
+        line = bisect_right(starts, p)
+        return f"line {line}:{p - starts[line - 1] + 1}"
+    return where
+
+
 def line_col(text: str, p: int) -> str:
     """'line L:C' (1-based) of position p in text."""
     line = text.count("\n", 0, p) + 1
@@ -75,6 +88,8 @@ class Pieces:
     def __init__(self):
         self._chunks: list[str] = []
         self._parts: list[tuple[int, str, str]] = []     # (start, path, text)
+        self._starts: list[int] = []
+        self._cols: dict[int, Callable[[int], str]] = {}  # part -> its line_cols, made on first use
         self._length = 0
         self._gap = False
 
@@ -93,12 +108,15 @@ class Pieces:
         self._gap = False
         start = self._length
         self._parts.append((start, path, text))
+        self._starts.append(start)
         self._chunks.append(text)
         self._length += len(text)
         return start, self._length
 
     def where(self, p: int) -> str:
         """The JSON path of the part holding joined position p, with the line:column inside it."""
-        i = max(bisect_right([start for start, _, _ in self._parts], p) - 1, 0)
+        i = max(bisect_right(self._starts, p) - 1, 0)
         start, path, text = self._parts[i]
-        return f"{path}, {line_col(text, p - start)}"
+        if i not in self._cols:
+            self._cols[i] = line_cols(text)
+        return f"{path}, {self._cols[i](p - start)}"

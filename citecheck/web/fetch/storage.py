@@ -4,13 +4,15 @@ Rules:
 - The page is asked for by rid with CRAWLBASE_TOKEN or CRAWLBASE_JS_TOKEN (either of the account's
   tokens works). It is a live lookup and is not cached: the point of an audit is to read what
   Crawlbase holds now.
+- The page is printed through `config.redact` (a page that echoes a token shows the variable's name)
+  and `config.printable` (its control characters escaped; its lines kept).
 - Only rids are ever stored (the audit `rid` column): never a storage URL, never a token.
 """
 from __future__ import annotations
 
 import sys
 
-from ...config import MissingSetting, Settings
+from ...config import MissingSetting, Settings, printable, redact
 from ...context import RunContext
 from .crawlbase import point_sdk_at_api_url
 
@@ -59,5 +61,6 @@ def run(args, ctx: RunContext) -> int:
     except LookupError as exc:
         print(f"citecheck replay: error: {exc}", file=sys.stderr)
         return 1
+    page = printable(redact(page), lines=True)
     sys.stdout.write(page if page.endswith("\n") else page + "\n")
     return 0
