@@ -1,6 +1,7 @@
 """Worst cases under the hostile-world limits, with their defaults (a script that prints numbers).
 
     .venv/bin/python benchmarks/bench_hostile.py [drip] [crawlbase-drip] [large-page] [api] [half-sent]
+        [bombs] [judge-server] [parsers] [markdown] [batch-lines] [review]   (issue 24: hostile_*.py)
 
 - drip: an origin that sends its head, then one body byte a second (tests/standins/slow_origin.py),
   fetched directly with FETCH_TIMEOUT=5 (the issue's setting) and the default FETCH_DEADLINE.
@@ -186,15 +187,28 @@ def bench_half_sent(tmp: Path) -> None:
           f"(median {statistics.median(heads) if heads else float('nan'):.1f} s)")
 
 
+def round_two() -> dict:
+    """Issue 24's worst cases, each in its own module beside this one (imported only when asked for)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import hostile_linear
+    import hostile_parsers
+    import hostile_review
+    import hostile_stream
+    return {"bombs": hostile_stream.bench_bombs, "judge-server": hostile_stream.bench_judge_server,
+            "parsers": lambda tmp: hostile_parsers.bench_parsers(), "markdown": lambda tmp: hostile_linear.bench_markdown(),
+            "batch-lines": lambda tmp: hostile_linear.bench_batch(), "review": hostile_review.bench_review}
+
+
 BENCHES = {"drip": bench_drip, "crawlbase-drip": bench_crawlbase_drip, "large-page": bench_large_page,
            "api": bench_api, "half-sent": bench_half_sent}
 
 
 def main(argv: list[str]) -> None:
     import tempfile
-    for name in argv or list(BENCHES):
+    benches = {**BENCHES, **round_two()}
+    for name in argv or list(benches):
         with tempfile.TemporaryDirectory() as tmp:
-            BENCHES[name](Path(tmp))
+            benches[name](Path(tmp))
 
 
 if __name__ == "__main__":
