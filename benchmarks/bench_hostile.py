@@ -195,7 +195,8 @@ def round_two() -> dict:
     import hostile_review
     import hostile_stream
     return {"bombs": hostile_stream.bench_bombs, "judge-server": hostile_stream.bench_judge_server,
-            "parsers": lambda tmp: hostile_parsers.bench_parsers(), "markdown": lambda tmp: hostile_linear.bench_markdown(),
+            "parsers": lambda tmp: hostile_parsers.bench_parsers(),
+            "markdown": lambda tmp: hostile_linear.bench_markdown(),
             "batch-lines": lambda tmp: hostile_linear.bench_batch(), "review": hostile_review.bench_review}
 
 
