@@ -19,6 +19,8 @@ from pathlib import Path
 
 SECRETS = ("TYPESAFE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN",
            "JUDGE_SERVER_KEY", "REVIEW_TOKEN")
+SERVICE_SECRETS = ("JUDGE_SERVER_KEY", "REVIEW_TOKEN")
+"""Secrets of the services we run (judge-server, /review): a check never uses them, so no worker gets them."""
 
 LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 """The model the local judge serves, and so the one every published cached answer came from."""
@@ -71,6 +73,10 @@ DEFAULTS = {
     "PDF_MAX_BYTES": str(20 * 1024 * 1024),
     "PDF_MAX_PAGES": "300",
     "PDF_MAX_SECONDS": "60",
+    "CLUSTER_CONNECT_TIMEOUT": "10",
+    "CLUSTER_TLS_CA": "",
+    "CLUSTER_TLS_CERT": "",
+    "CLUSTER_TLS_KEY": "",
 }
 
 RETRIEVALS = ("minilm", "bm25")
@@ -134,9 +140,9 @@ class Secrets:
             raise MissingSetting(name, hint)
         return self._values[name]
 
-    def environ(self) -> dict[str, str]:
-        """The held secrets as environment variables, for a child process's environment (never a file)."""
-        return dict(self._values)
+    def environ(self, names: tuple[str, ...] = SECRETS) -> dict[str, str]:
+        """The held secrets among `names` as environment variables, for a child process (never a file)."""
+        return {name: value for name, value in self._values.items() if name in names}
 
     def redact(self, text: str) -> str:
         """Replace the value of every held secret in `text` with the variable's name."""
@@ -180,6 +186,15 @@ class PdfLimits:
 
 
 @dataclass(frozen=True)
+class ClusterSettings:
+    """`batch --cluster`: how long a scheduler has to answer, and the mutual-TLS files for tls:// (PEM)."""
+    connect_timeout: float = 10.0
+    tls_ca: str = ""
+    tls_cert: str = ""
+    tls_key: str = ""
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every setting of a run, validated. `Settings()` is the documented defaults with no secrets."""
     typesafe_endpoint: str = ""
@@ -216,6 +231,7 @@ class Settings:
     near_miss_max_chars: int = 5000
     answer_max_bytes: int = 4 * 1024 * 1024
     pdf: PdfLimits = field(default_factory=PdfLimits)
+    cluster: ClusterSettings = field(default_factory=ClusterSettings)
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
@@ -280,6 +296,9 @@ class Settings:
             pdf=PdfLimits(max_bytes=read.positive("PDF_MAX_BYTES", integer=True),
                           max_pages=read.positive("PDF_MAX_PAGES", integer=True),
                           max_seconds=read.positive("PDF_MAX_SECONDS")),
+            cluster=ClusterSettings(connect_timeout=read.positive("CLUSTER_CONNECT_TIMEOUT"),
+                                    tls_ca=read.text("CLUSTER_TLS_CA"), tls_cert=read.text("CLUSTER_TLS_CERT"),
+                                    tls_key=read.text("CLUSTER_TLS_KEY")),
             secrets=secrets,
         )
 
