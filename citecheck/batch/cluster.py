@@ -8,13 +8,13 @@ Rules:
   CLUSTER_TLS_CA, CLUSTER_TLS_CERT and CLUSTER_TLS_KEY. Plain `tcp://` (no authentication) is refused.
 - A scheduler that does not finish the handshake within CLUSTER_CONNECT_TIMEOUT seconds, or answers
   anything else, is one error naming the address.
-- Workers get only the secrets a check uses: never `config.SERVICE_SECRETS` (local:N; a tls:// cluster's
-  workers read their own environment).
+- Workers get only the secrets a check uses: `config.SERVICE_SECRETS` are blanked in local:N workers (a
+  tls:// cluster's workers read their own environment).
 - A task is one citation, checked and gated by `check_one` on a worker in a context rebuilt there from
   the settings. Settings pickle with their secrets as "read them from the environment where I land", so no
   task holds a key. MiniLM (and the passage vectors it has made) load once per worker process.
 - A task returns JSON text; the driver takes it as untrusted data (`accepted`): the row's keys, label,
-  reason, confidence (None or finite in [0, 1]) and types as the row contract says, its `model` one this
+  reason, confidence (finite in [0, 1]; None only for a label no judge gave) and types as the row contract says, its `model` one this
   run asks, and each cache entry stamped, for a known function, on its judge's (or the fetcher's)
   contract and holding no secret. Anything else is not_found / worker_result_invalid and nothing of
   that result is written. The driver gates every row itself (a worker's `auto` is dropped).
@@ -52,8 +52,8 @@ from ..cache import FIELDS, OFF, Cache, CacheError, checked
 from ..config import Settings
 from ..context import RunContext, open_cache
 from ..verdict.review import Gate, gated
-from ..vocabulary import (LABELS, NOT_FOUND, WORKER_LOST, WORKER_RESULT_INVALID, CitationRow,
-                          known_reason)
+from ..vocabulary import (CONTRADICTED, LABELS, NOT_FOUND, SUPPORTED, WORKER_LOST, WORKER_RESULT_INVALID,
+                          CitationRow, known_reason)
 from .citation import check_one, setting_errors
 
 WORKER_MEMORY = 1000
@@ -124,9 +124,9 @@ def security(where: Spec, settings: Settings):
 
 def worker_environment(settings: Settings) -> dict[str, str]:
     """A local worker's environment: the bundled models offline, no progress bars, the secrets a check
-    uses (never SERVICE_SECRETS)."""
+    uses; SERVICE_SECRETS blanked (a worker process starts with the driver's environment, then this)."""
     used = tuple(name for name in config.SECRETS if name not in config.SERVICE_SECRETS)
-    return {**config.QUIET_ENV, **settings.secrets.environ(used)}
+    return {**config.QUIET_ENV, **dict.fromkeys(config.SERVICE_SECRETS, ""), **settings.secrets.environ(used)}
 
 
 def shippable(settings: Settings) -> Settings:
@@ -151,13 +151,29 @@ def connect(spec: Spec, settings: Settings, threads: int):
             yield client
         return
     timeout = settings.cluster.connect_timeout
-    try:
-        client = Client(spec.address, security=secured, timeout=timeout)
-    except Exception as exc:        # noqa: BLE001 - refused, silent, TLS refused or garbage: all one line
-        raise ClusterUnreachable(f"no Dask scheduler finished the TLS handshake at {spec.address} within "
-                                 f"{timeout:g} s (CLUSTER_CONNECT_TIMEOUT; {type(exc).__name__})") from None
-    with client:
+    connecting = lambda: Client(spec.address, security=secured, timeout=timeout)   # noqa: E731
+    with _within(spec.address, timeout, connecting) as client:
         yield client
+
+
+def _within(address: str, timeout: float, connecting: Callable):
+    """`connecting()`'s client, or ClusterUnreachable when it raises or has not returned after `timeout`
+    (Dask's own timeout does not cover a peer that finishes TLS and then says nothing): it runs in a daemon
+    thread that is left behind."""
+    done, box = threading.Event(), {}
+
+    def run() -> None:
+        try:
+            box["client"] = connecting()
+        except BaseException as exc:    # noqa: BLE001 - refused, TLS refused, garbage: all one line
+            box["error"] = exc
+        done.set()
+    threading.Thread(target=run, name="citecheck-cluster-connect", daemon=True).start()
+    if not done.wait(timeout + 1.0) or "error" in box:
+        why = type(box["error"]).__name__ if "error" in box else "no answer"
+        raise ClusterUnreachable(f"no Dask scheduler finished the handshake at {address} "
+                                 f"within {timeout:g} s (CLUSTER_CONNECT_TIMEOUT; {why})")
+    return box["client"]
 
 
 # ---------------------------------------------------------------- on a worker
@@ -254,7 +270,8 @@ def _row(row: Any, url: str, models: set) -> dict:
         "url": row.get("url") != url,
         "label": row.get("label") not in LABELS,
         "reason": not (_text_or_none(row.get("reason")) and known_reason(row.get("reason"))),
-        "confidence": confidence is not None and not (_number(confidence) and 0 <= confidence <= 1),
+        "confidence": (not (_number(confidence) and 0 <= confidence <= 1) if confidence is not None
+                       else row.get("label") in (SUPPORTED, CONTRADICTED)),     # only a judge says those
         "original_status": status is not None and not (_number(status) and status == int(status)),
         "rid": rid is not None and not (isinstance(rid, str) or (_number(rid) and isinstance(rid, int))),
         "auto": not (row.get("auto") is None or isinstance(row.get("auto"), bool)),
