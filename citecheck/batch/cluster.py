@@ -171,8 +171,8 @@ def _within(address: str, timeout: float, connecting: Callable):
     threading.Thread(target=run, name="citecheck-cluster-connect", daemon=True).start()
     if not done.wait(timeout + 1.0) or "error" in box:
         why = type(box["error"]).__name__ if "error" in box else "no answer"
-        raise ClusterUnreachable(f"no Dask scheduler finished the handshake at {address} "
-                                 f"within {timeout:g} s (CLUSTER_CONNECT_TIMEOUT; {why})")
+        raise ClusterUnreachable(f"no Dask scheduler finished the handshake at {address} ({why}; "
+                                 f"CLUSTER_CONNECT_TIMEOUT={timeout:g} s)")
     return box["client"]
 
 
