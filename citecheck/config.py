@@ -297,7 +297,8 @@ class Settings:
                           max_pages=read.positive("PDF_MAX_PAGES", integer=True),
                           max_seconds=read.positive("PDF_MAX_SECONDS")),
             cluster=ClusterSettings(connect_timeout=read.positive("CLUSTER_CONNECT_TIMEOUT"),
-                                    tls_ca=read.text("CLUSTER_TLS_CA"), tls_cert=read.text("CLUSTER_TLS_CERT"),
+                                    tls_ca=read.text("CLUSTER_TLS_CA"),
+                                    tls_cert=read.text("CLUSTER_TLS_CERT"),
                                     tls_key=read.text("CLUSTER_TLS_KEY")),
             secrets=secrets,
         )

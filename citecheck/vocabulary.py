@@ -127,7 +127,7 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason(CHECK_FAILED, NOT_FOUND, True, "the check raised an unexpected error (detail in the log)"),
     Reason(WORKER_LOST, NOT_FOUND, True, "every cluster worker that checked it died (batch --cluster)"),
     Reason(WORKER_RESULT_INVALID, NOT_FOUND, True,
-           "a cluster worker's result is off the row or cache contract: nothing of it is kept (batch --cluster)"),
+           "a cluster worker's result is off the row or cache contract: none of it kept (batch --cluster)"),
 )}
 HTTP_REASON_PREFIX = "http_"
 """Any other 4xx from the origin is `http_<status>`, unreachable, not transient."""

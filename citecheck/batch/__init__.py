@@ -167,7 +167,7 @@ def run(args, ctx: RunContext) -> int:
         raise ValueError(f"{args.file}: no valid claims to check")
     if args.cluster:
         from .cluster import ready
-        ready(args.cluster, ctx.settings)                  # a bad spec or TLS setting: one line before any work
+        ready(args.cluster, ctx.settings)          # a bad spec or TLS setting: one line before any work
     gate, name = Gate.of(ctx.settings), args.batch or Path(args.file).stem
     result = check_claims(parsed.claims, ctx, batch=name, db=args.db, progress=True, problems=parsed.problems,
                           threshold=gate, cluster=args.cluster)

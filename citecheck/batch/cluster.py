@@ -14,9 +14,9 @@ Rules:
   the settings. Settings pickle with their secrets as "read them from the environment where I land", so no
   task holds a key. MiniLM (and the passage vectors it has made) load once per worker process.
 - A task returns JSON text; the driver takes it as untrusted data (`accepted`): the row's keys, label,
-  reason, confidence (finite in [0, 1]; None only for a label no judge gave) and types as the row contract says, its `model` one this
-  run asks, and each cache entry stamped, for a known function, on its judge's (or the fetcher's)
-  contract and holding no secret. Anything else is not_found / worker_result_invalid and nothing of
+  reason, confidence (finite in [0, 1]; None only for a label no judge gave) and types as the row
+  contract says, its `model` one this run asks, and each cache entry stamped, for a known function, on
+  its judge's (or the fetcher's) contract and holding no secret. Anything else is not_found / worker_result_invalid and nothing of
   that result is written. The driver gates every row itself (a worker's `auto` is dropped).
 - The driver is the only writer, of the audit DB and of the cache store alike. Workers read the store
   and the export at the run's paths (one machine, or a shared filesystem) and write neither: what a task
@@ -61,8 +61,8 @@ WORKER_MEMORY = 1000
 TLS_FILES = ("CLUSTER_TLS_CA", "CLUSTER_TLS_CERT", "CLUSTER_TLS_KEY")
 USAGE = ("--cluster must be local:N (N worker processes on this machine) or tls://HOST:PORT (a running "
          f"scheduler; {', '.join(TLS_FILES)} name its PEM files)")
-TCP_REFUSED = ("--cluster tcp:// is refused: plain TCP has no authentication, so whoever answers at that address "
-               "can run code on this machine and write your rows; run the scheduler with TLS and use "
+TCP_REFUSED = ("--cluster tcp:// is refused: plain TCP has no authentication, so whoever answers at that "
+               "address can run code on this machine and write your rows; run the scheduler with TLS and use "
                f"tls://HOST:PORT with {', '.join(TLS_FILES)} set")
 log = logging.getLogger("citecheck.batch")
 
@@ -98,14 +98,14 @@ def parse(spec: str) -> Spec:
 
 
 def ready(spec: str, settings: Settings) -> Spec:
-    """The parsed spec, its certificate files checked (one ValueError naming the variables) before any work."""
+    """The parsed spec, its certificate files checked before any work (a ValueError naming the variables)."""
     where = parse(spec)
     if where.address:
         tls = settings.cluster
         files = dict(zip(TLS_FILES, (tls.tls_ca, tls.tls_cert, tls.tls_key)))
         if missing := [name for name, path in files.items() if not path]:
-            raise ValueError(f"--cluster {where.address} needs {', '.join(missing)} set: the PEM files of the CA "
-                             "that signed the scheduler's and workers' certificates, and this client's "
+            raise ValueError(f"--cluster {where.address} needs {', '.join(missing)} set: the PEM files of "
+                             "the CA that signed the scheduler's and workers' certificates, and this client's "
                              "certificate and key")
         if unreadable := [name for name, path in files.items() if not Path(path).is_file()]:
             raise ValueError(f"--cluster {where.address}: {', '.join(unreadable)} is not a readable file")
@@ -332,7 +332,8 @@ def _entries(recorded: Any, cache: Cache) -> list[tuple[str, dict]]:
         raise ResultInvalid("the recorded entries are not a list")
     out = []
     for item in recorded:
-        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and _KEY.fullmatch(item[0])):
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                and _KEY.fullmatch(item[0])):
             raise ResultInvalid("a recorded entry is not [sha256 key, entry]")
         key, entry = item
         try:
@@ -362,7 +363,8 @@ def accepted(result: Any, url: str, ctx: RunContext, threshold: Gate) -> tuple[d
     if not isinstance(data, dict) or set(data) != {"row", "recorded"}:
         raise ResultInvalid('the result is not {"row", "recorded"}')
     settings = ctx.settings
-    row = _row(data["row"], url, {None, "", settings.judge_model, settings.choice_model, settings.typesafe_model})
+    models = {None, "", settings.judge_model, settings.choice_model, settings.typesafe_model}
+    row = _row(data["row"], url, models)
     entries = _entries(data["recorded"], ctx.cache)
     gated_row = gated(CitationRow.from_dict(row).to_dict(), threshold, row.get("model"))
     return {**gated_row, "passages": row.get("passages"), "model": row.get("model")}, entries
