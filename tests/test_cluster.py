@@ -237,6 +237,26 @@ def tls_files(tmp_path, monkeypatch):
     return tmp_path
 
 
+def test_a_batch_runs_on_a_tls_scheduler_holding_the_same_ca(tmp_path, tls_files, make_ctx, monkeypatch):
+    """The tls:// path end to end: a scheduler and worker started with the CLUSTER_TLS_* files' pair."""
+    from distributed import LocalCluster
+    from distributed.security import Security
+
+    from citecheck.config import Settings
+    monkeypatch.setenv("CLUSTER_CONNECT_TIMEOUT", "30")
+    pem = {name: str(tls_files / f"{name}.pem") for name in ("CA", "CERT", "KEY")}
+    served = Security(tls_ca_file=pem["CA"], require_encryption=True,
+                      **{f"tls_{role}_{part.lower()}": pem[part] for role in ("scheduler", "worker", "client")
+                         for part in ("CERT", "KEY")})
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True, protocol="tls://", host="127.0.0.1",
+                      security=served, dashboard_address=None, silence_logs=50) as running:
+        ctx = make_ctx().settings.replace(cluster=Settings.from_env().cluster)
+        from citecheck.context import RunContext
+        result = batch.run_batch(items(tmp_path, 4), RunContext.build(ctx), verify=cluster_tasks.verify,
+                                 cluster=running.scheduler_address)
+    assert [r["label"] for r in result.rows] == ["supported"] * 4 and result.decided == 4
+
+
 def listener(kind: str, files: Path):
     """A loopback server that is no scheduler: it accepts and stays silent, or sends garbage; `tls-` ones
     first finish the TLS handshake with the client's own credentials (a peer holding them)."""
