@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 KINDS = ("honest", "label", "confidence", "nan", "key", "reason", "other-url", "entry", "function", "auto",
-         "unsure", "tuple")
+         "unsure", "surrogate", "tuple")
 
 
 def _credentials(tmp: Path) -> None:

@@ -87,6 +87,8 @@ def hostile(settings, semaphore, verify, claim: str, url: str, threshold) -> obj
         row["confidence"] = 7.0
     elif kind == "unsure":
         row["confidence"] = None                       # supported with no confidence: auto-accepted if kept
+    elif kind == "surrogate":
+        row["evidence_quote"] = "\ud800"                # valid JSON, not UTF-8: SQLite would refuse it
     elif kind == "nan":
         row["confidence"] = float("nan")
     elif kind == "key":

@@ -165,8 +165,8 @@ def test_secrets_reach_workers_by_environment_and_never_sit_in_a_task(tmp_path, 
 def test_a_forged_worker_result_is_a_labelled_row_and_nothing_of_it_is_written(tmp_path, ctx, monkeypatch):
     """A hostile worker returns forged rows and cache entries: each is worker_result_invalid, the honest
     one is kept, no forged entry reaches the cache store, and the driver gates every row itself."""
-    kinds = ["honest", "label", "confidence", "nan", "key", "reason", "other-url", "entry", "function", "auto", "unsure",
-             "tuple"]
+    kinds = ["honest", "label", "confidence", "nan", "key", "reason", "other-url", "entry", "function", "auto",
+             "unsure", "surrogate", "tuple"]
     path = write_jsonl(tmp_path / "claims.jsonl", [{"id": k, "claim": f"claim {k}", "urls": [f"http://x/{k}/1"]}
                                                    for k in kinds])
     monkeypatch.setattr(cluster, "check_on_worker", cluster_tasks.hostile)

@@ -38,7 +38,6 @@ import contextlib
 import itertools
 import json
 import logging
-import math
 import re
 import threading
 import uuid
@@ -252,15 +251,12 @@ class ResultInvalid(ValueError):
     """A worker's result off the row or cache contract; the message says which part."""
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _text_or_none(value: Any) -> bool:
     return value is None or isinstance(value, str)
 
 
 def _row(row: Any, url: str, models: set) -> dict:
+    from ..judge.judge_contract import is_number as _number
     if not isinstance(row, dict):
         raise ResultInvalid("the row is not an object")
     if unknown := sorted(set(row) - ROW_KEYS):
@@ -277,7 +273,7 @@ def _row(row: Any, url: str, models: set) -> dict:
         "auto": not (row.get("auto") is None or isinstance(row.get("auto"), bool)),
         "model": row.get("model") not in models,
         "passages": not (row.get("passages") is None or (isinstance(row["passages"], list) and all(
-            isinstance(p, (str, dict)) for p in row["passages"]))),
+            isinstance(p, str) for p in row["passages"]))),
         **{key: not _text_or_none(row.get(key)) for key in _TEXT_KEYS},
     }
     if bad := [key for key, wrong in problems.items() if wrong]:
@@ -362,6 +358,10 @@ def accepted(result: Any, url: str, ctx: RunContext, threshold: Gate) -> tuple[d
         raise ResultInvalid("the result is not JSON") from None
     if not isinstance(data, dict) or set(data) != {"row", "recorded"}:
         raise ResultInvalid('the result is not {"row", "recorded"}')
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ResultInvalid("the result holds a lone surrogate (text that is not UTF-8)") from None
     settings = ctx.settings
     models = {None, "", settings.judge_model, settings.choice_model, settings.typesafe_model}
     row = _row(data["row"], url, models)
