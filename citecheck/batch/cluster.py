@@ -121,6 +121,20 @@ def security(where: Spec, settings: Settings):
                     require_encryption=True)
 
 
+def credentials_in(folder: Path) -> tuple[Any, config.ClusterSettings]:
+    """Temporary mutual-TLS credentials written to `folder` as PEM files (owner-only): the Security to
+    start a LocalCluster with and the ClusterSettings a driver joins it with (benchmarks, notebooks)."""
+    from distributed.security import Security
+    made = Security.temporary()
+    paths = {}
+    for part, text in (("ca", made.tls_ca_file), ("cert", made.tls_client_cert), ("key", made.tls_client_key)):
+        path = Path(folder) / f"cluster-{part}.pem"
+        path.touch(mode=0o600)
+        path.write_text(text, encoding="utf-8")
+        paths[f"tls_{part}"] = str(path)
+    return made, config.ClusterSettings(**paths)
+
+
 def worker_environment(settings: Settings) -> dict[str, str]:
     """A local worker's environment: the bundled models offline, no progress bars, the secrets a check
     uses; SERVICE_SECRETS blanked (a worker process starts with the driver's environment, then this)."""
