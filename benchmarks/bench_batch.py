@@ -103,22 +103,30 @@ def process_cpu(pids: list[int]) -> float:
 @contextlib.contextmanager
 def warm_cluster(workers: int, concurrency: int, settings, load_model: bool):
     """A LocalCluster started (with `load_model`, its workers' MiniLM loaded) before the clock starts:
-    yields (the address to pass as --cluster, the worker pids, seconds it took to get there); None without
-    workers."""
+    yields (the address to pass as --cluster, the worker pids, seconds it took to get there, the
+    CLUSTER_TLS_* settings to join it with); None without workers."""
     if not workers:
-        yield None, [], 0.0
+        yield None, [], 0.0, None
         return
     from distributed import Client, LocalCluster
 
-    from citecheck.batch.cluster import worker_environment
+    from citecheck.batch.cluster import credentials_in, worker_environment
     started = time.perf_counter()
-    with LocalCluster(n_workers=workers, threads_per_worker=concurrency, dashboard_address="127.0.0.1:0",
-                      env=worker_environment(settings), silence_logs=40) as local, Client(local) as client:
+    security, tls = credentials_in(Path(tempfile.mkdtemp(prefix="bench-tls-")))     # tcp:// is refused
+    with LocalCluster(n_workers=workers, threads_per_worker=concurrency, protocol="tls://", host="127.0.0.1",
+                      security=security, dashboard_address=None, env=worker_environment(settings),
+                      silence_logs=40) as local, Client(local, security=security) as client:
         if load_model:
             from citecheck.web import vectors
             client.run(lambda: vectors.model() is not None)
         pids = list(client.run(os.getpid).values())
-        yield local.scheduler_address, pids, time.perf_counter() - started
+        yield local.scheduler_address, pids, time.perf_counter() - started, tls
+
+
+def joining(ctx, tls):
+    """`ctx` with the CLUSTER_TLS_* settings of a warm cluster (unchanged without one)."""
+    from citecheck.context import RunContext
+    return ctx if tls is None else RunContext.build(ctx.settings.replace(cluster=tls), ctx.cache)
 
 
 def measure(run, pids: list[int]) -> tuple:
@@ -139,9 +147,9 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
                                     judge_method="one_pass"))
     if mode == "sleep":
         write_claims(work / "claims.jsonl", citations, "http://bench.invalid")
-        with warm_cluster(workers, concurrency, ctx.settings, False) as (address, pids, startup):
+        with warm_cluster(workers, concurrency, ctx.settings, False) as (address, pids, startup, tls):
             result, seconds, cpu = measure(lambda: batch.run_batch(
-                work / "claims.jsonl", ctx, verify=SleepVerify(crawl, judge), concurrency=concurrency,
+                work / "claims.jsonl", joining(ctx, tls), verify=SleepVerify(crawl, judge), concurrency=concurrency,
                 cluster=address), pids)
         crawls = judged = len(result.rows)
     else:
@@ -153,9 +161,10 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
             if ranking == "minilm":
                 from citecheck.web import vectors
                 vectors.model()
-            with warm_cluster(workers, concurrency, ctx.settings, ranking == "minilm") as (address, pids, startup):
+            with warm_cluster(workers, concurrency, ctx.settings, ranking == "minilm") as (address, pids, startup,
+                                                                                           tls):
                 result, seconds, cpu = measure(lambda: batch.run_batch(
-                    work / "claims.jsonl", ctx, concurrency=concurrency, cluster=address), pids)
+                    work / "claims.jsonl", joining(ctx, tls), concurrency=concurrency, cluster=address), pids)
             crawls, judged = len(crawling.calls), len(model.requests)
     labels = batch.counts(result.rows)
     return {"mode": mode, "concurrency": concurrency, "workers": workers, "citations": len(result.rows),

@@ -25,6 +25,8 @@ from pathlib import Path
 
 SECRETS = ("TYPESAFE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CRAWLBASE_TOKEN", "CRAWLBASE_JS_TOKEN",
            "JUDGE_SERVER_KEY", "REVIEW_TOKEN")
+SERVICE_SECRETS = ("JUDGE_SERVER_KEY", "REVIEW_TOKEN")
+"""Secrets of the services we run (judge-server, /review): a check never uses them, so no worker gets them."""
 
 LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 """The model the local judge serves, and so the one every published cached answer came from."""
@@ -79,6 +81,10 @@ DEFAULTS = {
     "PDF_MAX_PAGES": "300",
     "PDF_MAX_SECONDS": "60",
     "EXTRACT_MAX_SECONDS": "10",
+    "CLUSTER_CONNECT_TIMEOUT": "10",
+    "CLUSTER_TLS_CA": "",
+    "CLUSTER_TLS_CERT": "",
+    "CLUSTER_TLS_KEY": "",
 }
 
 RETRIEVALS = ("minilm", "bm25")
@@ -165,9 +171,9 @@ class Secrets:
             raise MissingSetting(name, hint)
         return self._values[name]
 
-    def environ(self) -> dict[str, str]:
-        """The held secrets as environment variables, for a child process's environment (never a file)."""
-        return dict(self._values)
+    def environ(self, names: tuple[str, ...] = SECRETS) -> dict[str, str]:
+        """The held secrets among `names` as environment variables, for a child process (never a file)."""
+        return {name: value for name, value in self._values.items() if name in names}
 
     def redact(self, text: str) -> str:
         """Replace the value of every held secret in `text` with the variable's name."""
@@ -211,6 +217,15 @@ class PdfLimits:
 
 
 @dataclass(frozen=True)
+class ClusterSettings:
+    """`batch --cluster`: how long a scheduler has to answer, and the mutual-TLS files for tls:// (PEM)."""
+    connect_timeout: float = 10.0
+    tls_ca: str = ""
+    tls_cert: str = ""
+    tls_key: str = ""
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every setting of a run, validated. `Settings()` is the documented defaults with no secrets."""
     typesafe_endpoint: str = ""
@@ -249,6 +264,7 @@ class Settings:
     claim_max_chars: int = 2000          # a batch claim longer than this is a skipped line
     pdf: PdfLimits = field(default_factory=PdfLimits)
     extract_max_seconds: float = 10.0   # an HTML page's text extraction (lxml, trafilatura), in the sandbox
+    cluster: ClusterSettings = field(default_factory=ClusterSettings)
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
@@ -317,6 +333,10 @@ class Settings:
                           max_pages=read.positive("PDF_MAX_PAGES", integer=True),
                           max_seconds=read.positive("PDF_MAX_SECONDS")),
             extract_max_seconds=read.positive("EXTRACT_MAX_SECONDS"),
+            cluster=ClusterSettings(connect_timeout=read.positive("CLUSTER_CONNECT_TIMEOUT"),
+                                    tls_ca=read.text("CLUSTER_TLS_CA"),
+                                    tls_cert=read.text("CLUSTER_TLS_CERT"),
+                                    tls_key=read.text("CLUSTER_TLS_KEY")),
             secrets=secrets,
         )
 

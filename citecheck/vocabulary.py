@@ -74,6 +74,7 @@ BLOCKED_ADDRESS = "blocked_address"
 BLOCKED_URL = "blocked_url"
 CHECK_FAILED = "check_failed"
 WORKER_LOST = "worker_lost"
+WORKER_RESULT_INVALID = "worker_result_invalid"
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,8 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason(JUDGE_UNAVAILABLE, NOT_FOUND, True, "the judge could not be reached"),
     Reason(CHECK_FAILED, NOT_FOUND, True, "the check raised an unexpected error (detail in the log)"),
     Reason(WORKER_LOST, NOT_FOUND, True, "every cluster worker that checked it died (batch --cluster)"),
+    Reason(WORKER_RESULT_INVALID, NOT_FOUND, True,
+           "a cluster worker's result is off the row or cache contract: none of it kept (batch --cluster)"),
 )}
 HTTP_REASON_PREFIX = "http_"
 """Any other 4xx from the origin is `http_<status>`, unreachable, not transient."""

@@ -60,3 +60,49 @@ def pickled_run_specs(dask_scheduler) -> list[bytes]:
     """Every task the scheduler holds, pickled as it would be sent or spilled."""
     import cloudpickle
     return [cloudpickle.dumps(ts.run_spec) for ts in dask_scheduler.tasks.values()]
+
+
+def service_secrets() -> dict:
+    """{name: whether this worker's environment holds a value} for the services' secrets."""
+    from citecheck import config
+    return {name: bool(os.environ.get(name)) for name in config.SERVICE_SECRETS}
+
+
+FORGED_ENTRY = {"function": "judge.json/openai", "model": "m", "answer": {"content": '{"label": "definitely"}'},
+                "usage": None, "seconds": 0.1, "recorded": "2026-12-03"}
+
+
+def hostile(settings, semaphore, verify, claim: str, url: str, threshold) -> object:
+    """A hostile worker's task: what it returns for `url` is named by the URL's first path segment
+    (/honest/ is what a real worker returns; every other one is off the row or cache contract)."""
+    import json
+    kind = urlsplit(url).path.split("/")[1]
+    row = {"url": url, "label": "supported", "reason": None, "evidence_quote": "q", "confidence": 0.9,
+           "final_url": url, "original_status": 200, "rid": None, "auto": True, "auto_note": None,
+           "method": None, "passages": None, "model": None}
+    recorded = []
+    if kind == "label":
+        row["label"] = "supported_for_sure"
+    elif kind == "confidence":
+        row["confidence"] = 7.0
+    elif kind == "unsure":
+        row["confidence"] = None                       # supported with no confidence: auto-accepted if kept
+    elif kind == "surrogate":
+        row["evidence_quote"] = "\ud800"                # valid JSON, not UTF-8: SQLite would refuse it
+    elif kind == "nan":
+        row["confidence"] = float("nan")
+    elif kind == "key":
+        row["sql"] = "DROP TABLE citations"
+    elif kind == "reason":
+        row["reason"] = "trust_me"
+    elif kind == "other-url":
+        row["url"] = "http://elsewhere/"
+    elif kind == "entry":
+        recorded = [["a" * 64, FORGED_ENTRY]]
+    elif kind == "function":
+        recorded = [["b" * 64, {**FORGED_ENTRY, "function": "shell.run"}]]
+    elif kind == "auto":
+        row["confidence"] = 0.01                       # auto=True claimed, far below any threshold
+    elif kind == "tuple":
+        return row, recorded                            # not JSON text: the old result shape
+    return json.dumps({"row": row, "recorded": recorded})

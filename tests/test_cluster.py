@@ -162,16 +162,155 @@ def test_secrets_reach_workers_by_environment_and_never_sit_in_a_task(tmp_path, 
         assert seen.result() is True                   # the worker read it from its own environment
 
 
-def test_an_unreachable_scheduler_is_one_line_naming_the_address(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 1.0)
-    path = items(tmp_path, 2)
-    address = f"tcp://127.0.0.1:{free_port()}"
-    assert cli.main(["batch", str(path), "--cluster", address]) == 1
+def test_a_forged_worker_result_is_a_labelled_row_and_nothing_of_it_is_written(tmp_path, ctx, monkeypatch):
+    """A hostile worker returns forged rows and cache entries: each is worker_result_invalid, the honest
+    one is kept, no forged entry reaches the cache store, and the driver gates every row itself."""
+    kinds = ["honest", "label", "confidence", "nan", "key", "reason", "other-url", "entry", "function", "auto",
+             "unsure", "surrogate", "tuple"]
+    path = write_jsonl(tmp_path / "claims.jsonl", [{"id": k, "claim": f"claim {k}", "urls": [f"http://x/{k}/1"]}
+                                                   for k in kinds])
+    monkeypatch.setattr(cluster, "check_on_worker", cluster_tasks.hostile)
+    result = batch.run_batch(path, ctx, cluster="local:1", threshold=0.8)
+    rows = {r["id"]: r for r in result.rows}
+    assert (rows["honest"]["label"], rows["honest"]["confidence"], rows["honest"]["auto"]) == ("supported", 0.9,
+                                                                                              True)
+    assert (rows["auto"]["label"], rows["auto"]["auto"]) == ("supported", False)      # gated here, not there
+    for kind in set(kinds) - {"honest", "auto"}:
+        assert (rows[kind]["label"], rows[kind]["reason"], rows[kind]["confidence"]) == (
+            "not_found", "worker_result_invalid", None), kind
+    from citecheck.cache import Cache
+    assert Cache(ctx.settings.cache_path, offline=True).stored() == {}
+    written = repr(audit_rows(ctx.settings.audit_db))
+    assert len(audit_rows(ctx.settings.audit_db)) == len(kinds)
+    assert "DROP TABLE" not in written and "supported_for_sure" not in written and "elsewhere" not in written
+    again = batch.run_batch(path, ctx, verify=lambda c, u: {"url": u, "label": "not_found"})
+    assert (again.reused, again.decided) == (2, len(kinds) - 2)      # transient: a resumed batch checks again
+
+
+def test_a_second_client_without_the_run_s_credentials_cannot_join_a_local_cluster(ctx):
+    from distributed import Client
+    from distributed.security import Security
+    with cluster.connect(cluster.Spec(workers=1), ctx.settings, 1) as client:
+        address = client.scheduler.address
+        assert address.startswith("tls://127.0.0.1:")
+        assert client.submit(pow, 2, 3).result() == 8
+        for attempt, security in ((address, Security.temporary()), (address.replace("tls://", "tcp://"), None)):
+            with pytest.raises((OSError, TimeoutError, ValueError)):
+                Client(attempt, security=security, timeout=2)       # other credentials; no TLS at all
+        import socket
+        import ssl
+        anyone = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)            # TLS with no certificate of its own
+        anyone.check_hostname, anyone.verify_mode = False, ssl.CERT_NONE
+        host, port = address.removeprefix("tls://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as raw:
+            with pytest.raises((ssl.SSLError, ConnectionError)):
+                with anyone.wrap_socket(raw) as conn:
+                    conn.sendall(b"\0" * 64)
+                    assert conn.recv(1) == b"", "a client without a certificate was answered"
+                    raise ConnectionError("closed without a word")
+
+
+def test_local_workers_hold_no_service_secret(tmp_path, make_ctx, monkeypatch):
+    """A worker process starts with the driver's environment: REVIEW_TOKEN and JUDGE_SERVER_KEY are blanked."""
+    secrets = {"REVIEW_TOKEN": "review-canary-X91", "JUDGE_SERVER_KEY": "judge-canary-X92",
+               "CRAWLBASE_TOKEN": "crawl-canary-X93"}
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    ctx = make_ctx(secrets=secrets)
+    with cluster.connect(cluster.Spec(workers=1), ctx.settings, 1) as client:
+        seen = list(client.run(cluster_tasks.service_secrets).values())
+        crawl = client.submit(cluster_tasks.holds_secret, ctx.settings, "CRAWLBASE_TOKEN", hashlib.sha256(
+            secrets["CRAWLBASE_TOKEN"].encode()).hexdigest(), 0.0, pure=False).result()
+    assert seen == [{"JUDGE_SERVER_KEY": False, "REVIEW_TOKEN": False}]
+    assert crawl is True                                 # what a check uses still arrives
+
+
+@pytest.fixture
+def tls_files(tmp_path, monkeypatch):
+    """Client credentials in CLUSTER_TLS_* files (one self-signed pair, as Security.temporary makes)."""
+    from distributed.security import Security
+    made = Security.temporary()
+    for name, text in (("CA", made.tls_ca_file), ("CERT", made.tls_client_cert), ("KEY", made.tls_client_key)):
+        (tmp_path / f"{name}.pem").write_text(text)
+        monkeypatch.setenv(f"CLUSTER_TLS_{name}", str(tmp_path / f"{name}.pem"))
+    monkeypatch.setenv("CLUSTER_CONNECT_TIMEOUT", "1")
+    return tmp_path
+
+
+def test_a_batch_runs_on_a_tls_scheduler_holding_the_same_ca(tmp_path, tls_files, make_ctx, monkeypatch):
+    """The tls:// path end to end: a scheduler and worker started with the CLUSTER_TLS_* files' pair."""
+    from distributed import LocalCluster
+    from distributed.security import Security
+
+    from citecheck.config import Settings
+    monkeypatch.setenv("CLUSTER_CONNECT_TIMEOUT", "30")
+    pem = {name: str(tls_files / f"{name}.pem") for name in ("CA", "CERT", "KEY")}
+    served = Security(tls_ca_file=pem["CA"], require_encryption=True,
+                      **{f"tls_{role}_{part.lower()}": pem[part] for role in ("scheduler", "worker", "client")
+                         for part in ("CERT", "KEY")})
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True, protocol="tls://", host="127.0.0.1",
+                      security=served, dashboard_address=None, silence_logs=50) as running:
+        ctx = make_ctx().settings.replace(cluster=Settings.from_env().cluster)
+        from citecheck.context import RunContext
+        result = batch.run_batch(items(tmp_path, 4), RunContext.build(ctx), verify=cluster_tasks.verify,
+                                 cluster=running.scheduler_address)
+    assert [r["label"] for r in result.rows] == ["supported"] * 4 and result.decided == 4
+
+
+def listener(kind: str, files: Path):
+    """A loopback server that is no scheduler: it accepts and stays silent, or sends garbage; `tls-` ones
+    first finish the TLS handshake with the client's own credentials (a peer holding them)."""
+    import socket
+    import ssl
+    import struct
+    server = socket.create_server(("127.0.0.1", 0))
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(files / "CERT.pem", files / "KEY.pem")
+    held = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+                if kind.startswith("tls-"):
+                    conn = tls.wrap_socket(conn, server_side=True)
+                held.append(conn)
+                if kind.endswith("garbage"):
+                    conn.sendall(struct.pack("<Q", 2**62) + b"\xff" * 4096)     # a 4 EiB frame
+            except OSError:
+                return
+    threading.Thread(target=serve, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize("kind", ["closed", "silent", "garbage", "tls-silent", "tls-garbage"])
+def test_a_scheduler_that_does_not_answer_is_one_line_naming_the_address(tmp_path, tls_files, capsys, kind):
+    server = None if kind == "closed" else listener(kind, tls_files)
+    address = f"tls://127.0.0.1:{server.getsockname()[1] if server else free_port()}"
+    try:
+        assert cli.main(["batch", str(items(tmp_path, 2)), "--cluster", address]) == 1
+    finally:
+        if server:
+            server.close()
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(f"citecheck batch: error: no Dask scheduler answered at {address}")
+    assert len(err) == 1 and err[0].startswith(
+        f"citecheck batch: error: no Dask scheduler finished the handshake at {address} ("), err
+    assert err[0].endswith("CLUSTER_CONNECT_TIMEOUT=1 s)")
+    assert not audit_rows(Path(os.environ["AUDIT_DB"]))
 
 
-@pytest.mark.parametrize("spec", ["local:0", "local:two", "udp://host:1", "tcp://host", "tcp://h:8786/x"])
+def test_tls_without_its_files_and_plain_tcp_are_refused_before_any_work(tmp_path, capsys):
+    path = items(tmp_path, 1)
+    assert cli.main(["batch", str(path), "--cluster", "tls://127.0.0.1:8786"]) == 1
+    assert cli.main(["batch", str(path), "--cluster", "tcp://127.0.0.1:8786"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["citecheck batch: error: --cluster tls://127.0.0.1:8786 needs CLUSTER_TLS_CA, CLUSTER_TLS_CERT, "
+                   "CLUSTER_TLS_KEY set: the PEM files of the CA that signed the scheduler's and workers' "
+                   "certificates, and this client's certificate and key",
+                   f"citecheck batch: error: {cluster.TCP_REFUSED}"]
+
+
+@pytest.mark.parametrize("spec", ["local:0", "local:two", "udp://host:1", "tls://host", "tls://h:8786/x"])
 def test_a_bad_cluster_spec_is_one_line_before_any_work(tmp_path, capsys, spec):
     assert cli.main(["batch", str(items(tmp_path, 1)), "--cluster", spec]) == 1
     err = capsys.readouterr().err.strip().splitlines()

@@ -98,7 +98,7 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
                  progress: bool = False, problems: list[str] | None = None,
                  threshold: float | Gate | None = None, cluster: str | None = None) -> BatchResult:
     """Check every citation not already decided in `batch`; rows come back in input order. `cluster`
-    (local:N or tcp://HOST:PORT) checks them on Dask workers (`batch.cluster`), else in threads."""
+    (local:N or tls://HOST:PORT) checks them on Dask workers (`batch.cluster`), else in threads."""
     threshold = gate_of(threshold, ctx.settings)
     concurrency = concurrency or ctx.settings.batch_concurrency
     models = {"", ctx.settings.judge_model, ctx.settings.choice_model}     # "": no model was asked
@@ -146,8 +146,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--batch", help="batch name in the audit DB (default: the file name without "
                         "extension); the same name resumes, a new name starts over")
     parser.add_argument("--db", help="audit DB path (default: AUDIT_DB, audit.db)")
-    parser.add_argument("--cluster", metavar="local:N|tcp://HOST:PORT",
-                        help="check on Dask workers: N local worker processes, or a running scheduler")
+    parser.add_argument("--cluster", metavar="local:N|tls://HOST:PORT",
+                        help="check on Dask workers over mutual TLS: N local worker processes, or a running "
+                             "scheduler (CLUSTER_TLS_CA, CLUSTER_TLS_CERT, CLUSTER_TLS_KEY)")
     parser.add_argument("--report", metavar="FILE.html", help="write one self-contained HTML report "
                         "(summary, plots, the review queue, every row) to this file")
     parser.add_argument("--fail-under", type=ci_gate.fraction, metavar="X",
@@ -166,8 +167,8 @@ def run(args, ctx: RunContext) -> int:
     if not parsed.claims:
         raise ValueError(f"{args.file}: no valid claims to check")
     if args.cluster:
-        from .cluster import parse
-        parse(args.cluster)                                # a bad spec is one line before any work
+        from .cluster import ready
+        ready(args.cluster, ctx.settings)          # a bad spec or TLS setting: one line before any work
     gate, name = Gate.of(ctx.settings), args.batch or Path(args.file).stem
     result = check_claims(parsed.claims, ctx, batch=name, db=args.db, progress=True, problems=parsed.problems,
                           threshold=gate, cluster=args.cluster)

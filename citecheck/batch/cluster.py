@@ -1,13 +1,23 @@
-"""The batch on a Dask distributed cluster: `--cluster local:N` or `--cluster tcp://HOST:PORT`.
+"""The batch on a Dask distributed cluster: `--cluster local:N` or `--cluster tls://HOST:PORT`.
 
 Rules:
-- `local:N` starts a LocalCluster of N worker processes on this machine, each with BATCH_CONCURRENCY
-  threads and the run's secrets in its environment; `tcp://HOST:PORT` uses a running scheduler, whose
-  workers must have the secrets in their own environment. A scheduler that does not answer within
-  CONNECT_TIMEOUT seconds is one error naming the address.
+- Trust: a scheduler and its workers run code we give them and can return anything (Dask results are
+  pickles: unpickling one can run code on the driver). So every link is mutual TLS: `local:N` starts a
+  LocalCluster on tls://127.0.0.1 with temporary credentials held in memory (no other local process can
+  join or read it; no dashboard), and `tls://HOST:PORT` uses a running scheduler with the PEM files
+  CLUSTER_TLS_CA, CLUSTER_TLS_CERT and CLUSTER_TLS_KEY. Plain `tcp://` (no authentication) is refused.
+- A scheduler that does not finish the handshake within CLUSTER_CONNECT_TIMEOUT seconds, or answers
+  anything else, is one error naming the address.
+- Workers get only the secrets a check uses: `config.SERVICE_SECRETS` are blanked in local:N workers (a
+  tls:// cluster's workers read their own environment).
 - A task is one citation, checked and gated by `check_one` on a worker in a context rebuilt there from
   the settings. Settings pickle with their secrets as "read them from the environment where I land", so no
   task holds a key. MiniLM (and the passage vectors it has made) load once per worker process.
+- A task returns JSON text; the driver takes it as untrusted data (`accepted`): the row's keys, label,
+  reason, confidence (finite in [0, 1]; None only for a label no judge gave) and types as the row
+  contract says, its `model` one this run asks, and each cache entry stamped, for a known function, on
+  its judge's (or the fetcher's) contract and holding no secret. Anything else is not_found / worker_result_invalid and nothing of
+  that result is written. The driver gates every row itself (a worker's `auto` is dropped).
 - The driver is the only writer, of the audit DB and of the cache store alike. Workers read the store
   and the export at the run's paths (one machine, or a shared filesystem) and write neither: what a task
   records comes back with its row, and the driver stores it before it writes the audit row, so a crash
@@ -26,59 +36,110 @@ from __future__ import annotations
 import collections
 import contextlib
 import itertools
+import json
 import logging
+import re
 import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from .. import config
-from ..cache import OFF, Cache, checked
+from ..cache import FIELDS, OFF, Cache, CacheError, checked
 from ..config import Settings
 from ..context import RunContext, open_cache
 from ..verdict.review import Gate, gated
-from ..vocabulary import NOT_FOUND, WORKER_LOST, CitationRow
-from .citation import check_one
+from ..vocabulary import (CONTRADICTED, LABELS, NOT_FOUND, SUPPORTED, WORKER_LOST, WORKER_RESULT_INVALID,
+                          CitationRow, known_reason)
+from .citation import check_one, setting_errors
 
-CONNECT_TIMEOUT = 10.0
-"""Seconds to wait for a scheduler at a tcp:// address."""
 WORKER_MEMORY = 1000
 """Entries a worker remembers from its own tasks until the driver has stored them."""
-USAGE = "--cluster must be local:N (N worker processes on this machine) or tcp://HOST:PORT (a running scheduler)"
+TLS_FILES = ("CLUSTER_TLS_CA", "CLUSTER_TLS_CERT", "CLUSTER_TLS_KEY")
+USAGE = ("--cluster must be local:N (N worker processes on this machine) or tls://HOST:PORT (a running "
+         f"scheduler; {', '.join(TLS_FILES)} name its PEM files)")
+TCP_REFUSED = ("--cluster tcp:// is refused: plain TCP has no authentication, so whoever answers at that "
+               "address can run code on this machine and write your rows; run the scheduler with TLS and use "
+               f"tls://HOST:PORT with {', '.join(TLS_FILES)} set")
+log = logging.getLogger("citecheck.batch")
 
 
 class ClusterUnreachable(OSError):
-    """No scheduler answered at the address."""
+    """No scheduler finished the handshake at the address."""
 
 
 @dataclass(frozen=True)
 class Spec:
     workers: int = 0            # local:N
-    address: str = ""           # tcp://HOST:PORT
+    address: str = ""           # tls://HOST:PORT
 
 
 def parse(spec: str) -> Spec:
-    """'local:N' or 'tcp://HOST:PORT' -> Spec; anything else is a ValueError saying what is accepted."""
+    """'local:N' or 'tls://HOST:PORT' -> Spec; tcp:// is refused (TCP_REFUSED); anything else is a
+    ValueError saying what is accepted."""
     text = spec.strip()
     if text.startswith("local:"):
         count = text.removeprefix("local:")
         if count.isdigit() and int(count) >= 1:
             return Spec(workers=int(count))
     elif text.startswith("tcp://"):
+        raise ValueError(TCP_REFUSED)
+    elif text.startswith("tls://"):
         try:
             parts = urlsplit(text)
             if parts.hostname and parts.port and parts.path in ("", "/"):
-                return Spec(address=f"tcp://{parts.netloc}")
+                return Spec(address=f"tls://{parts.netloc}")
         except ValueError:
             pass
     raise ValueError(f"{USAGE}; got {spec!r}")
 
 
+def ready(spec: str, settings: Settings) -> Spec:
+    """The parsed spec, its certificate files checked before any work (a ValueError naming the variables)."""
+    where = parse(spec)
+    if where.address:
+        tls = settings.cluster
+        files = dict(zip(TLS_FILES, (tls.tls_ca, tls.tls_cert, tls.tls_key)))
+        if missing := [name for name, path in files.items() if not path]:
+            raise ValueError(f"--cluster {where.address} needs {', '.join(missing)} set: the PEM files of "
+                             "the CA that signed the scheduler's and workers' certificates, and this client's "
+                             "certificate and key")
+        if unreadable := [name for name, path in files.items() if not Path(path).is_file()]:
+            raise ValueError(f"--cluster {where.address}: {', '.join(unreadable)} is not a readable file")
+    return where
+
+
+def security(where: Spec, settings: Settings):
+    """Mutual TLS: temporary in-memory credentials for local:N, the CLUSTER_TLS_* files for tls://."""
+    from distributed.security import Security
+    if where.workers:
+        return Security.temporary()
+    tls = settings.cluster
+    return Security(tls_ca_file=tls.tls_ca, tls_client_cert=tls.tls_cert, tls_client_key=tls.tls_key,
+                    require_encryption=True)
+
+
+def credentials_in(folder: Path) -> tuple[Any, config.ClusterSettings]:
+    """Temporary mutual-TLS credentials written to `folder` as PEM files (owner-only): the Security to
+    start a LocalCluster with and the ClusterSettings a driver joins it with (benchmarks, notebooks)."""
+    from distributed.security import Security
+    made = Security.temporary()
+    paths = {}
+    for part, text in (("ca", made.tls_ca_file), ("cert", made.tls_client_cert), ("key", made.tls_client_key)):
+        path = Path(folder) / f"cluster-{part}.pem"
+        path.touch(mode=0o600)
+        path.write_text(text, encoding="utf-8")
+        paths[f"tls_{part}"] = str(path)
+    return made, config.ClusterSettings(**paths)
+
+
 def worker_environment(settings: Settings) -> dict[str, str]:
-    """A local worker's environment: the bundled models offline, no progress bars, the run's secrets."""
-    return {**config.QUIET_ENV, **settings.secrets.environ()}
+    """A local worker's environment: the bundled models offline, no progress bars, the secrets a check
+    uses; SERVICE_SECRETS blanked (a worker process starts with the driver's environment, then this)."""
+    used = tuple(name for name in config.SECRETS if name not in config.SERVICE_SECRETS)
+    return {**config.QUIET_ENV, **dict.fromkeys(config.SERVICE_SECRETS, ""), **settings.secrets.environ(used)}
 
 
 def shippable(settings: Settings) -> Settings:
@@ -91,22 +152,41 @@ def shippable(settings: Settings) -> Settings:
 
 @contextlib.contextmanager
 def connect(spec: Spec, settings: Settings, threads: int):
-    """A distributed Client on the cluster: started (and closed after) for local:N."""
+    """A distributed Client on the cluster over mutual TLS: started (and closed after) for local:N."""
     logging.getLogger("distributed").setLevel(logging.ERROR)
     from distributed import Client, LocalCluster
+    secured = security(spec, settings)
     if spec.workers:
         with LocalCluster(n_workers=spec.workers, threads_per_worker=threads, processes=True,
-                          dashboard_address="127.0.0.1:0", env=worker_environment(settings),
-                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+                          protocol="tls://", host="127.0.0.1", security=secured, dashboard_address=None,
+                          env=worker_environment(settings), silence_logs=logging.ERROR) as cluster, \
+                Client(cluster, security=secured) as client:
             yield client
         return
-    try:
-        client = Client(spec.address, timeout=CONNECT_TIMEOUT)
-    except (OSError, TimeoutError) as exc:
-        raise ClusterUnreachable(f"no Dask scheduler answered at {spec.address} within {CONNECT_TIMEOUT:g} s "
-                                 f"({type(exc).__name__})") from None
-    with client:
+    timeout = settings.cluster.connect_timeout
+    connecting = lambda: Client(spec.address, security=secured, timeout=timeout)   # noqa: E731
+    with _within(spec.address, timeout, connecting) as client:
         yield client
+
+
+def _within(address: str, timeout: float, connecting: Callable):
+    """`connecting()`'s client, or ClusterUnreachable when it raises or has not returned after `timeout`
+    (Dask's own timeout does not cover a peer that finishes TLS and then says nothing): it runs in a daemon
+    thread that is left behind."""
+    done, box = threading.Event(), {}
+
+    def run() -> None:
+        try:
+            box["client"] = connecting()
+        except BaseException as exc:    # noqa: BLE001 - refused, TLS refused, garbage: all one line
+            box["error"] = exc
+        done.set()
+    threading.Thread(target=run, name="citecheck-cluster-connect", daemon=True).start()
+    if not done.wait(timeout + 1.0) or "error" in box:
+        why = type(box["error"]).__name__ if "error" in box else "no answer"
+        raise ClusterUnreachable(f"no Dask scheduler finished the handshake at {address} ({why}; "
+                                 f"CLUSTER_CONNECT_TIMEOUT={timeout:g} s)")
+    return box["client"]
 
 
 # ---------------------------------------------------------------- on a worker
@@ -155,9 +235,8 @@ def _worker_cache(settings: Settings) -> tuple[Cache, collections.OrderedDict]:
         return _worker_caches[key]
 
 
-def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
-                    threshold: Gate) -> tuple[dict, list]:
-    """One citation on a worker -> (its row, the cache entries it recorded)."""
+def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str, threshold: Gate) -> str:
+    """One citation on a worker -> JSON text {"row": its row, "recorded": [[key, entry], ...]}."""
     base, recent = _worker_cache(settings)
     cache = TaskCache(base, recent)
     ctx = RunContext.build(settings, cache)
@@ -167,17 +246,164 @@ def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
         return verify_citation(claim, url, ctx, threshold, with_passages=True)
     _limit.semaphore = semaphore
     try:
-        return check_one(verify or pipeline, claim, url, threshold), list(cache.recorded.items())
+        row = check_one(verify or pipeline, claim, url, threshold)
+        return json.dumps({"row": row, "recorded": [list(item) for item in cache.recorded.items()]},
+                          ensure_ascii=False)
     finally:
         _limit.semaphore = None
 
 
 # ---------------------------------------------------------------- on the driver
 
-def worker_lost(url: str, threshold: Gate) -> dict:
-    """The row of a citation whose workers kept dying (transient: a resumed batch checks it again)."""
-    return {**gated(CitationRow(url=url, label=NOT_FOUND, reason=WORKER_LOST).to_dict(), threshold),
+ROW_KEYS = frozenset((*CitationRow.field_names(), "passages", "model"))
+"""What a worker's row may hold: CitationRow's fields, the passages the judge read and the model."""
+_TEXT_KEYS = ("evidence_quote", "final_url", "method", "auto_note")
+_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+class ResultInvalid(ValueError):
+    """A worker's result off the row or cache contract; the message says which part."""
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _row(row: Any, url: str, models: set) -> dict:
+    from ..judge.judge_contract import is_number as _number
+    if not isinstance(row, dict):
+        raise ResultInvalid("the row is not an object")
+    if unknown := sorted(set(row) - ROW_KEYS):
+        raise ResultInvalid(f"the row has unknown keys {unknown[:3]}")
+    confidence, status, rid = row.get("confidence"), row.get("original_status"), row.get("rid")
+    problems = {
+        "url": row.get("url") != url,
+        "label": row.get("label") not in LABELS,
+        "reason": not (_text_or_none(row.get("reason")) and known_reason(row.get("reason"))),
+        "confidence": (not (_number(confidence) and 0 <= confidence <= 1) if confidence is not None
+                       else row.get("label") in (SUPPORTED, CONTRADICTED)),     # only a judge says those
+        "original_status": status is not None and not (_number(status) and status == int(status)),
+        "rid": rid is not None and not (isinstance(rid, str) or (_number(rid) and isinstance(rid, int))),
+        "auto": not (row.get("auto") is None or isinstance(row.get("auto"), bool)),
+        "model": row.get("model") not in models,
+        "passages": not (row.get("passages") is None or (isinstance(row["passages"], list) and all(
+            isinstance(p, str) for p in row["passages"]))),
+        **{key: not _text_or_none(row.get(key)) for key in _TEXT_KEYS},
+    }
+    if bad := [key for key, wrong in problems.items() if wrong]:
+        raise ResultInvalid(f"the row's {', '.join(bad)} is off the row contract")
+    return {key: value for key, value in row.items() if key not in ("auto", "auto_note")}
+
+
+def answer_problem(function: str, answer: Any) -> None:
+    """OffContract (or ResultInvalid) unless `answer` is what `function`'s judge or fetcher records."""
+    from ..judge import judge_contract as contract
+    from ..judge import judges
+    from ..judge.choice_json import READOUTS
+    from ..web.fetch.pages import FetchResult
+
+    def choice(value: Any) -> None:
+        if not isinstance(value, dict) or not isinstance(value.get("probabilities"), dict):
+            raise contract.OffContract("a choice answer without probabilities")
+        contract.check_choice(value, tuple(value["probabilities"]))
+
+    if function.startswith("fetch."):
+        if not isinstance(answer, dict) or set(answer) - set(FetchResult.__dataclass_fields__):
+            raise ResultInvalid("a page entry that is not a fetch result")
+        page = FetchResult.from_dict(answer)
+        if not (isinstance(page.markdown, str) and known_reason(page.reason)
+                and page.label in (None, *LABELS)):
+            raise ResultInvalid("a page entry off the fetch contract")
+    elif function.startswith("judge.json/"):
+        judges._check_content(answer)
+    elif function.startswith("judge.choice/"):
+        choice(answer)
+        if answer.get("readout") not in READOUTS:
+            raise contract.OffContract("a choice answer without a known readout")
+    elif function == "typesafe.system_one":
+        if isinstance(answer, dict) and isinstance(answer.get("relation"), str):
+            judges.check_relation(answer)
+        elif isinstance(answer, dict) and answer:
+            for value in answer.values():
+                choice(value)
+        else:
+            raise contract.OffContract("a Choice answer that is not an object of answers")
+    elif function.startswith("judge.") and "/" in function:
+        if not isinstance(answer, dict) or not contract.is_text(answer.get("content")):
+            raise contract.OffContract("a method step that is not {content: text}")
+        contract.parsed_json(answer["content"])
+    else:
+        raise ResultInvalid(f"an entry for the unknown function {function[:40]!r}")
+
+
+def _entries(recorded: Any, cache: Cache) -> list[tuple[str, dict]]:
+    from ..judge.judge_contract import OffContract
+    if not isinstance(recorded, list):
+        raise ResultInvalid("the recorded entries are not a list")
+    out = []
+    for item in recorded:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                and _KEY.fullmatch(item[0])):
+            raise ResultInvalid("a recorded entry is not [sha256 key, entry]")
+        key, entry = item
+        try:
+            checked(key, entry, "a worker's result")
+            if set(entry) != set(FIELDS):
+                raise ResultInvalid(f"entry {key[:12]} has keys other than {', '.join(FIELDS)}")
+            answer_problem(entry["function"], entry["answer"])
+        except (CacheError, OffContract) as exc:
+            raise ResultInvalid(f"entry {key[:12]}: {exc}") from None
+        out.append((key, entry))
+    try:
+        cache.recordable(out)                             # no secret's value in any of them
+    except CacheError as exc:
+        raise ResultInvalid(str(exc)) from None
+    return out
+
+
+def accepted(result: Any, url: str, ctx: RunContext, threshold: Gate) -> tuple[dict, list]:
+    """A task's JSON text -> (the row gated here, its cache entries); ResultInvalid when any part is off
+    contract (module rules)."""
+    if not isinstance(result, str):
+        raise ResultInvalid(f"the result is a {type(result).__name__}, not JSON text")
+    try:
+        data = json.loads(result)
+    except (ValueError, RecursionError):
+        raise ResultInvalid("the result is not JSON") from None
+    if not isinstance(data, dict) or set(data) != {"row", "recorded"}:
+        raise ResultInvalid('the result is not {"row", "recorded"}')
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ResultInvalid("the result holds a lone surrogate (text that is not UTF-8)") from None
+    settings = ctx.settings
+    models = {None, "", settings.judge_model, settings.choice_model, settings.typesafe_model}
+    row = _row(data["row"], url, models)
+    entries = _entries(data["recorded"], ctx.cache)
+    gated_row = gated(CitationRow.from_dict(row).to_dict(), threshold, row.get("model"))
+    return {**gated_row, "passages": row.get("passages"), "model": row.get("model")}, entries
+
+
+def labelled(url: str, threshold: Gate, reason: str) -> dict:
+    """The row of a citation the cluster could not give a trustworthy answer for (transient reasons: a
+    resumed batch checks it again)."""
+    return {**gated(CitationRow(url=url, label=NOT_FOUND, reason=reason).to_dict(), threshold),
             "passages": None}
+
+
+def _taken(future, url: str, ctx: RunContext, threshold: Gate) -> tuple[dict, list]:
+    """The finished task's row and entries: worker_lost when its workers kept dying, worker_result_invalid
+    when its result is off contract (logged, never written)."""
+    from distributed.scheduler import KilledWorker
+    try:
+        return accepted(future.result(), url, ctx, threshold)
+    except KilledWorker:
+        return labelled(url, threshold, WORKER_LOST), []
+    except setting_errors():
+        raise
+    except Exception as exc:        # noqa: BLE001 - a worker's answer is untrusted: any failure is one row
+        log.warning("%s", config.redact(f"{url}: worker result rejected: {type(exc).__name__}: {exc}"[:300]))
+        return labelled(url, threshold, WORKER_RESULT_INVALID), []
 
 
 def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, threshold: Gate,
@@ -185,8 +411,7 @@ def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, thresh
     """Yield (item, row) for each (claim, url) item as the cluster finishes it (module rules); the
     entries each task recorded are written to ctx.cache first."""
     from distributed import Semaphore, as_completed
-    from distributed.scheduler import KilledWorker
-    where = parse(spec)
+    where = ready(spec, ctx.settings)
     settings = shippable(ctx.settings)
     with connect(where, settings, concurrency) as client:
         semaphore = Semaphore(max_leases=concurrency, name=f"citecheck-calls-{uuid.uuid4().hex}")
@@ -202,10 +427,7 @@ def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, thresh
             submit(item)
         for future in finished:
             item = futures.pop(future)
-            try:
-                row, recorded = future.result()
-            except KilledWorker:
-                row, recorded = worker_lost(item[1], threshold), []
+            row, recorded = _taken(future, item[1], ctx, threshold)
             future.release()
             ctx.cache.put_many(recorded)
             yield item, row
