@@ -106,6 +106,35 @@ def bench_large_page(tmp: Path) -> None:
           f"every passage would be {len(chunks) / rate:.0f} s at the measured {rate:.1f} passages/s")
 
 
+def while_heavy(app, heavy: list[str], cheap: str, pause: float) -> tuple[list, list]:
+    """Each heavy URL cited by one /verify request at once, and a cheap one every `pause` s until they end:
+    ([(seconds, status)] of the heavy ones, [(seconds since start, status)] of the cheap ones)."""
+    import httpx
+    done, timeline = [], []
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t", timeout=600) as client:
+            started = time.monotonic()
+
+            async def one(n, url):
+                response = await client.post("/verify",
+                                             json={"claim": f"Water boils at 90 °C ({n}).", "urls": [url]})
+                done.append((round(time.monotonic() - started, 1), response.status_code))
+            tasks = [asyncio.create_task(one(n, url)) for n, url in enumerate(heavy)]
+            await asyncio.sleep(0.2)
+            n = 0
+            while not all(t.done() for t in tasks):
+                n += 1
+                response = await client.post("/verify", json={"claim": f"Water boils at 100 °C ({n}).",
+                                                              "urls": [f"{cheap}/{n}"]})
+                timeline.append((time.monotonic() - started, response.status_code))
+                await asyncio.sleep(pause)
+            await asyncio.gather(*tasks)
+    asyncio.run(scenario())
+    return done, timeline
+
+
 def bench_api(tmp: Path) -> None:
     import httpx
 
@@ -119,28 +148,7 @@ def bench_api(tmp: Path) -> None:
         judge.script.content = verdict_json("not_found", None, 0.5)
         app = create_app(context(tmp, openai_base_url=judge.url + "/v1"))
         vectors.model()
-        timeline, large = [], []
-
-        async def scenario():
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t", timeout=600) as client:
-                started = time.monotonic()
-
-                async def one_large(n):
-                    response = await client.post("/verify", json={"claim": f"Water boils at 90 °C ({n}).",
-                                                                  "urls": [f"{origin.url}/big/{n}"]})
-                    large.append((round(time.monotonic() - started, 1), response.status_code))
-                tasks = [asyncio.create_task(one_large(n)) for n in range(4)]
-                await asyncio.sleep(0.2)
-                n = 0
-                while not all(t.done() for t in tasks):
-                    n += 1
-                    response = await client.post("/verify", json={"claim": f"Water boils at 100 °C ({n}).",
-                                                                  "urls": [f"{origin.url}/small/{n}"]})
-                    timeline.append((time.monotonic() - started, response.status_code))
-                    await asyncio.sleep(0.25)
-                await asyncio.gather(*tasks)
-        asyncio.run(scenario())
+        large, timeline = while_heavy(app, [f"{origin.url}/big/{n}" for n in range(4)], f"{origin.url}/small", 0.25)
     statuses = [s for _, s in timeline]
     answered = [t for t, s in timeline if s == 200]
     print(f"api (API_DEADLINE={Settings().api.deadline:g}, MAX_PASSAGES={Settings().max_passages}): 4 requests on "

@@ -94,9 +94,7 @@ def bench_html(tmp: Path) -> None:
 
 
 def bench_api(tmp: Path) -> None:
-    import asyncio
-
-    import httpx
+    from bench_hostile import while_heavy
     from standins.judge import judge_standin, verdict_json
     from standins.slow_origin import SlowOrigin, page
 
@@ -110,33 +108,11 @@ def bench_api(tmp: Path) -> None:
         judge.script.content = verdict_json("not_found", None, 0.5)
         app = create_app(RunContext.build(Settings(cache_path=tmp / "api.json", audit_db=tmp / "audit.db",
                                                    allow_private=True, openai_base_url=judge.url + "/v1")))
-        timeline, bombs = [], []
-
-        async def scenario():
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t", timeout=600) as client:
-                started = time.monotonic()
-
-                async def one_bomb(n):
-                    response = await client.post("/verify", json={"claim": f"Water boils at 90 °C ({n}).",
-                                                                  "urls": [f"{origin.url}/bomb/{n}"]})
-                    bombs.append((round(time.monotonic() - started, 1), response.status_code))
-                tasks = [asyncio.create_task(one_bomb(n)) for n in range(4)]
-                await asyncio.sleep(0.2)
-                n = 0
-                while not all(t.done() for t in tasks):
-                    n += 1
-                    sent = time.monotonic()
-                    response = await client.post("/verify", json={"claim": f"Water boils at 100 °C ({n}).",
-                                                                  "urls": [f"{origin.url}/small/{n}"]})
-                    timeline.append((time.monotonic() - sent, response.status_code))
-                    await asyncio.sleep(0.5)
-                await asyncio.gather(*tasks)
-        asyncio.run(scenario())
+        bombs, timeline = while_heavy(app, [f"{origin.url}/bomb/{n}" for n in range(4)], f"{origin.url}/small", 0.5)
     statuses = [s for _, s in timeline]
     print(f"api: 4 requests on the 100,000-attribute page -> {sorted(bombs)} (seconds, status); cheap requests: "
           f"{len(statuses)} sent, {statuses.count(200)} answered 200, {statuses.count(429)} got 429 "
-          f"(API_CONCURRENCY {Settings().api.concurrency}), slowest {max(t for t, _ in timeline):.1f} s")
+          f"(API_CONCURRENCY {Settings().api.concurrency}), last at {max(t for t, _ in timeline):.1f} s")
 
 
 def bench_parsers(which: set[str] | None = None) -> None:
