@@ -3,8 +3,8 @@
 Rules:
 - One module per method, each a `base.JudgeMethod`: `one_pass.ChoiceMethod` and `one_pass.JsonMethod`
   (the one-pass baselines), `pooled.PooledMethod` (short premises, pooled), `decompose.DecomposeMethod`
-  (atomic facts, each checked; names the failed fact), `qa.QaMethod` (question-answer consistency), `chunks.ChunksMethod` (LLM-AggreFact's
-  yes/no per passage; tried on tune, lost to pooled).
+  (atomic facts, each checked; names the failed fact), `qa.QaMethod` (question-answer consistency),
+  `chunks.ChunksMethod` (LLM-AggreFact's yes/no per passage; tried on tune, lost to pooled).
 - JUDGE_METHOD names the method every flow uses; the default is pooled, the method chosen on tune
   (docs/DESIGN.md). one_pass keeps each flow's own one-call baseline: the JSON judge in verify, batch
   and /verify (their rows need a quote), the Choice judge in check (the cited section).

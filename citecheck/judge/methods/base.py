@@ -64,6 +64,17 @@ class Steps:
         return self.run(what, lambda: choice_json.choice_step(state, questions, self.ctx),
                         keys[0] if len(keys) == 1 else keys)
 
+    def ask_each(self, units: list[str], state_of, name: str, question, model: str) -> list[tuple[str, dict]]:
+        """One Choice step per unit, the budget for all reserved before the first, state `state_of(unit)`,
+        the one question `{name: question}` -> [(unit, probabilities)] of the answers on contract."""
+        self.reserve(len(units))
+        asked = []
+        for unit in units:
+            answer = self.choice(unit, state_of(unit), {name: question}, model)
+            if answer is not None:
+                asked.append((unit, answer[name]["probabilities"]))
+        return asked
+
     def generate(self, what: str, messages: list[dict], schema: dict, check) -> object | None:
         """A JSON generation step (`judges.json_step`, cached as 'judge.<what>/<provider>'), under its key."""
         settings = self.ctx.settings

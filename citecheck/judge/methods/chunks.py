@@ -60,12 +60,7 @@ class ChunksMethod(JudgeMethod):
         chunks = [p for p in passages if p.strip()]
         if not chunks:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)
-        steps.reserve(len(chunks))
-        asked = []
-        for chunk in chunks:
-            answer = steps.choice(chunk, {"claim": claim, "document": chunk}, {NAME: question()}, model)
-            if answer is not None:
-                asked.append((chunk, answer[NAME]["probabilities"]))
+        asked = steps.ask_each(chunks, lambda chunk: {"claim": claim, "document": chunk}, NAME, question(), model)
         if steps.invalid:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)     # base.judge labels it
         label, quote, confidence, p = pool(claim, asked)

@@ -159,12 +159,7 @@ class PooledMethod(JudgeMethod):
         top = top_sentences(claim, passages)
         if not top:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)
-        steps.reserve(len(top))
-        asked = []
-        for text in top:
-            answer = steps.choice(text, {"claim": claim, "text": text}, {NAME: question()}, model)
-            if answer is not None:
-                asked.append((text, answer[NAME]["probabilities"]))
+        asked = steps.ask_each(top, lambda text: {"claim": claim, "text": text}, NAME, question(), model)
         if steps.invalid:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)     # base.judge labels it
         label, quote, confidence, summary = pool(claim, passages, asked)
