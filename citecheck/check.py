@@ -229,7 +229,7 @@ def answer_citations(answer: str, fmt: str, source: str, document: Document,
     """The answer's quoted citations, read with the source as document 0 (its text as sent, or the PDF),
     and the answer's problems, by position. URL citations are batch's (a note says how many); an answer
     without a quoted citation is a ValueError."""
-    from .extract.command import read_answer
+    from .extract.command import read_answer, report
     from .extract.documents import read_document
     from .source.pdf_text import PdfDocument
     as_sent = document if isinstance(document, PdfDocument) else read_document(Path(source))
@@ -239,5 +239,5 @@ def answer_citations(answer: str, fmt: str, source: str, document: Document,
         raise ValueError(f"{answer}: no quoted document citations to check" +
                          (f" ({batch_note})" if result.claims else ""))
     if result.claims:
-        print(printable(f"citecheck check: {answer}: {batch_note}"), file=sys.stderr)
+        report("check", answer, [batch_note])
     return result.citations, [f"{answer}: {problem}" for problem in result.problems]

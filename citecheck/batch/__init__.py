@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import audit
-from ..config import printable
 from ..context import RunContext
+from ..extract.command import report
 from ..verdict import ci_gate
 from ..verdict.aggregate import overall
 from ..verdict.precision import counts, precision_lines, ratios
@@ -162,8 +162,7 @@ def run(args, ctx: RunContext) -> int:
     """Skipped lines on stderr, the two precision lines on stdout; exit 1 when a line was skipped, 3 when
     the gate fails."""
     parsed = read_input(args.file, args.format, ctx)
-    for message in parsed.problems + parsed.notes:
-        print(printable(f"citecheck batch: {args.file}: {message}"), file=sys.stderr)
+    report("batch", args.file, parsed.problems + parsed.notes)
     if not parsed.claims:
         raise ValueError(f"{args.file}: no valid claims to check")
     if args.cluster:

@@ -56,9 +56,10 @@ def labelled(conn, batch: str | None = None, model: str | None = None,
     rows with an invalid confidence are left out and appended to `skipped`."""
     rows = [r for r in reviews.reviewed(conn, batch) if r["confidence"] is not None
             and r["status"] != MISQUOTED and (model is None or r["model"] == model)]
+    valid = [audit.confidence_problem(r["confidence"]) is None for r in rows]
     if skipped is not None:
-        skipped += [r for r in rows if audit.confidence_problem(r["confidence"])]
-    rows = [r for r in rows if audit.confidence_problem(r["confidence"]) is None]
+        skipped += [r for r, ok in zip(rows, valid) if not ok]
+    rows = [r for r, ok in zip(rows, valid) if ok]
     return [{**r, "correct": r["reviewed_label"] == r["label"], "split": split_of(r)} for r in rows]
 
 

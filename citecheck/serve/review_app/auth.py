@@ -129,7 +129,7 @@ class Throttle:
         self._lock = threading.Lock()
 
     def _recent(self, client: str, now: float) -> collections.deque:
-        times = self._failures.get(client, collections.deque())
+        times = self._failures.get(client, collections.deque(maxlen=MAX_FAILURES))
         while times and now - times[0] >= WINDOW:
             times.popleft()
         return times
@@ -148,8 +148,6 @@ class Throttle:
         with self._lock:
             now = self._clock()
             times = self._recent(client, now)
-            if times.maxlen is None:
-                times = collections.deque(times, maxlen=MAX_FAILURES)
             times.append(now)
             self._failures.pop(client, None)
             self._failures[client] = times               # most recent last
