@@ -92,7 +92,6 @@ class Calibration:
     in_scope: int = 0                         # decided citations in scope (batch or all)
     to_review: int = 0                        # of those, sent to a person at the chosen AUTO_ACCEPT
     from_queue: int = 0                       # labelled rows the gate had sent to a person when decided
-    skipped: list = field(default_factory=list)  # reviewed rows left out: an invalid confidence
 
     @property
     def auto_accept(self) -> float:
@@ -118,7 +117,7 @@ def calibrate(conn, *, batch: str | None = None, model: str | None = None,
     result = Calibration(target, min_accepted, len(tune), len(report),
                          evaluation.choose_threshold(conf, ok, target, min_accepted),
                          evaluation.best_reachable(conf, ok, min_accepted),
-                         from_queue=sum(r["auto"] == 0 or r["auto"] is None for r in rows), skipped=skipped)
+                         from_queue=sum(r["auto"] == 0 or r["auto"] is None for r in rows))
     scoped = [("batch = ?", batch)] * bool(batch) + [("model = ?", model)] * bool(model)
     where = "WHERE " + " AND ".join(c for c, _ in scoped) if scoped else ""
     decided = conn.execute(f"SELECT confidence, status FROM citations {where}",
@@ -214,7 +213,7 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
     if args.write and not args.model:
         raise ValueError("--write needs --model: the table holds one AUTO_ACCEPT per model")
     table_path = ctx.settings.auto_accept_table
-    before = Gate(ctx.settings.replace(auto_accept=None), read_table(table_path)) if args.model else None
+    before = Gate.of(ctx.settings.replace(auto_accept=None)) if args.model else None
     path = Path(args.audit_db) if args.audit_db else ctx.settings.journal
     if not path.is_file():
         raise FileNotFoundError(f"audit DB {path} does not exist: pass --audit-db or set AUDIT_DB")
