@@ -200,8 +200,7 @@ def _said(exc: BaseException) -> str:
     """The exception in one line for a PdfCorrupt; a MemoryError is re-raised (the sandbox's cap, not the file)."""
     if isinstance(exc, MemoryError):
         raise exc
-    first = (str(exc).strip().splitlines() or [""])[0]
-    return f"{type(exc).__name__}: {first[:160]}" if first else type(exc).__name__
+    return sandbox.one_line(exc)
 
 
 def _check_container(data: bytes, name: str, max_bytes: int) -> None:

@@ -99,6 +99,12 @@ _host_lock = threading.Lock()
 _jobs = iter(range(1, sys.maxsize))
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message, cut at 160 characters."""
+    first = (str(exc).strip().splitlines() or [""])[0][:160]
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
 def _send(message: dict, fds: list[int] = ()) -> None:
     """Send to the host (started, or restarted once if it died)."""
     global _host
@@ -226,8 +232,7 @@ def _child(function: Callable, carried: int, out: int, cpu: int, memory: int) ->
             payload = None
             _frame(out, {"memory": True})
         except Exception as exc:                                  # noqa: BLE001 - reported, one line
-            first = (str(exc).strip().splitlines() or [""])[0][:160]
-            _frame(out, {"error": f"{type(exc).__name__}: {first}" if first else type(exc).__name__})
+            _frame(out, {"error": one_line(exc)})
         status = 0
     finally:
         os._exit(status)

@@ -133,5 +133,5 @@ def read_capped(chunks: Iterable[bytes], content_encoding: str | None, limit: in
             out.append(piece)
             size += len(piece)
     except _Over:
-        return b"".join(out)[:limit], True
+        pass
     return b"".join(out)[:limit], True
