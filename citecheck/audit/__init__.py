@@ -15,6 +15,11 @@ Rules:
 - A read never trusts a row: `confidence_problem` says when a stored confidence is not a number in
   [0, 1] (a hand-edited DB), and readers show or skip that row with the note instead of failing.
 - A server writes through one `writer.Writer` thread (one connection), so concurrent requests never race.
+- Crash guarantees (`connect`): WAL journal, synchronous=NORMAL. A write is acknowledged when its commit
+  returns; every acknowledged row survives the process being killed (kill -9: the commit is in the WAL
+  file, which the next open reads), and a commit costs no fsync (the WAL is synced at its checkpoints).
+  A power cut may lose the latest acknowledged verdicts (never corrupting the DB; a resumed batch decides
+  them again), but not a person's review: `reviews.record` commits with synchronous=FULL.
 
 Imports: the foundation and `matching` (check's rows); never a flow or a server.
 """
@@ -25,6 +30,7 @@ import hashlib
 import json
 import math
 import sqlite3
+import time
 from pathlib import Path
 
 from .. import config
@@ -38,6 +44,8 @@ COLUMNS = AuditRow.field_names()
 KEY = ("batch", "id", "url")
 VERIFY_BATCH, API_BATCH, CHECK_BATCH = "verify", "api", "check:"
 """The batch names of citations audited by `verify`, by `/verify`, and (a prefix) by `check`."""
+BUSY_SECONDS = 30.0
+"""How long a connection waits for another process's lock (and `_write_ahead` for the switch to WAL)."""
 
 
 def claim_id(claim: str) -> str:
@@ -49,12 +57,27 @@ def connect(path: str | Path) -> sqlite3.Connection:
     """Open (create, migrate) the audit DB at `path`; a path that cannot be opened names itself."""
     path = Path(path)
     try:
-        conn = sqlite3.connect(str(path), timeout=30)
+        conn = sqlite3.connect(str(path), timeout=BUSY_SECONDS)
         migrations.migrate(conn, str(path))
+        _write_ahead(conn)
     except sqlite3.Error as exc:
         raise OSError(f"audit DB {path} cannot be opened: {exc}") from None
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _write_ahead(conn: sqlite3.Connection) -> None:
+    """Put the DB in WAL mode, synchronous=NORMAL (module rules). The mode is kept in the file; switching a
+    DB another process is opening answers "locked" at once, without SQLite's busy wait, so it is retried."""
+    give_up = time.monotonic() + BUSY_SECONDS
+    while conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > give_up:
+                raise
+            time.sleep(0.02)
+    conn.execute("PRAGMA synchronous=NORMAL")
 
 
 def confidence_problem(value) -> str | None:
