@@ -56,9 +56,10 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
     (id, message) and its row is `judge_unavailable` (see module rules). `threshold`: `review.gate_of`."""
     threshold = gate_of(threshold, ctx.settings)
     judge_ctx = ctx
+    sections = matching.Sections(document)          # normalised once for every citation
     out = []
     for citation in citations:
-        match = matching.locate(citation["quote"], document, citation["section"],
+        match = matching.locate(citation["quote"], sections, citation["section"],
                                 max_chars=ctx.settings.near_miss_max_chars)
         decided = decide(match, None, threshold)
         if match.status != MISSING:

@@ -26,6 +26,7 @@ def audit_rows(document, citations: list[dict], rows: list[dict], source_path: s
     """One audit citation dict per checked row (see module rules)."""
     from .. import matching
     by_id = {c["id"]: c for c in citations}
+    sections = None                                  # normalised once, for the first misquote
     out = []
     for row in rows:
         citation = by_id[row["id"]]
@@ -34,7 +35,8 @@ def audit_rows(document, citations: list[dict], rows: list[dict], source_path: s
         if row["status"] == FOUND:
             evidence = matching.normalise(citation["quote"])
         elif row["status"] == MISQUOTED:
-            evidence = matching.locate(citation["quote"], document, citation.get("section")).closest
+            sections = sections or matching.Sections(document)
+            evidence = matching.locate(citation["quote"], sections, citation.get("section")).closest
         text = document.sections[section].text if section in document.sections else None
         out.append({"id": row["id"], "claim": citation["claim"], "url": str(source_path),
                     "label": row["verdict"], "confidence": row["confidence"], "evidence_quote": evidence,

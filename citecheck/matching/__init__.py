@@ -11,6 +11,8 @@ Rules:
 - `misquoted`: not verbatim anywhere, but the closest span of some section scores at least
   NEAR_MISS (rapidfuzz partial_ratio, 0-100); it is reported with that span and a word-level diff.
 - `missing`: anything else. No model is asked about a missing quote.
+- A document's sections are normalised once (`Sections`): `check` builds them once per document and
+  every `locate` compares against them, so a check's cost is one normalisation plus one search a quote.
 - Bounded work: a quote of up to EXACT_CHARS is scored with partial_ratio; a longer one is located with
   one LCS alignment per section (rapidfuzz Indel.opcodes, bit-parallel) and scored as the ratio of the
   quote to the best whole-word span there. Only the best section's span is refined, over at most
@@ -163,18 +165,33 @@ def _refined(quote: str, text: str, start: int, end: int) -> tuple[float, str]:
     return ratio, text[-a:-b].strip()
 
 
-def locate(quote: str | None, document: Document, cited_section: str | None = None, *,
+class Sections:
+    """A document's sections, each normalised once (module rules): what `locate` compares quotes with."""
+
+    def __init__(self, document: Document):
+        self.document = document
+        self.normalised = {key: normalise(section.text) for key, section in document.sections.items()}
+        self.longest = max(map(len, self.normalised.values()), default=0)
+
+    @classmethod
+    def of(cls, source: "Document | Sections") -> "Sections":
+        return source if isinstance(source, Sections) else cls(source)
+
+
+def locate(quote: str | None, source: Document | Sections, cited_section: str | None = None, *,
            max_chars: int = NEAR_MISS_MAX_CHARS) -> Match:
-    """Status of one quote against the document (see module rules); `max_chars` is NEAR_MISS_MAX_CHARS."""
+    """Status of one quote against the document (see module rules); `max_chars` is NEAR_MISS_MAX_CHARS.
+    `source` is the document, or its `Sections` (normalised once for many quotes)."""
     cited = str(cited_section) if cited_section is not None else None
     if not has_content(quote):
         return Match("section-only" if cited else "missing", cited, cited)
-    order = ([cited] if cited in document.sections else []) + [k for k in document.sections if k != cited]
-    normalised = {key: normalise(document.sections[key].text) for key in order}
+    sections = Sections.of(source)
+    normalised = sections.normalised
+    order = ([cited] if cited in normalised else []) + [k for k in normalised if k != cited]
     # a lower bound of the normalised length: a quote longer than every section and than the cap can be
     # neither verbatim anywhere nor searched, so it is not even normalised
     visible = len("".join(quote.split())) if len(quote) > max_chars else 0
-    if visible > max(max_chars, *map(len, normalised.values()), 0):
+    if visible > max(max_chars, sections.longest):
         return Match("missing", None, cited)
     needle = normalise(quote)
     for key in order:
