@@ -8,9 +8,10 @@
   `check.check_citations` runs with a constant judge (no model: what is timed is locating and deciding).
   Prints CPU seconds per case, the growth exponent in the document's size (log t100/t10 / log 10, 1 is
   linear) and in the number of citations (log t90/t9 / log 10).
-- extract: an answer of the Markdown reader's fixture (data/answers/markdown.md)
-  repeated to 40 KB / 400 KB / 4 MB, read by `extract.read_answer` (format markdown): CPU seconds and the
-  growth exponents (log t400K/t40K / log 10, log t4M/t400K / log 10).
+- extract: data/answers/markdown.md repeated, and one paragraph of prose (the shape that costs pysbd most,
+  its one source defined after it), each at 40 KB / 400 KB / 4 MB (`--upto N`: only sizes up to N bytes),
+  read by `extract.read_answer` (format markdown): CPU seconds and the growth exponent between sizes
+  (log t_large/t_small / log 10; 1 is linear).
 
 Run it on another checkout (PYTHONPATH=/that/checkout) for a before/after with the same inputs.
 """
@@ -82,29 +83,46 @@ def bench_check() -> None:
               f"{exponent(times[10, count], times[100, count], 10):.2f}")
 
 
-def bench_extract() -> None:
+PARAGRAPH = ("At sea level, pure water boils at 100 °C (212 °F). Dr. Smith measured it, e.g. at 3,000 m, "
+             "i.e. higher up! Recipes say the same [1]. ")
+SIZES = {"40 KB": 40_000, "400 KB": 400_000, "4 MB": 4_000_000}
+
+
+def shapes() -> dict[str, tuple[str, str]]:
+    """Each answer shape: (the unit repeated, what follows the repeats)."""
+    return {"markdown answer": ((ROOT / "data/answers/markdown.md").read_text(encoding="utf-8") + "\n\n", ""),
+            "one paragraph": (PARAGRAPH, "\n\n[1]: http://127.0.0.1:8731/articles/boiling-point\n")}
+
+
+def bench_extract(upto: int) -> None:
     from citecheck.extract.command import read_answer
     ctx = RunContext.build()
-    unit = (ROOT / "data/answers/markdown.md").read_text(encoding="utf-8") + "\n\n"
-    sizes = {"40 KB": 40_000, "400 KB": 400_000, "4 MB": 4_000_000}
-    times = {}
-    print("extract (markdown), CPU seconds:")
-    for name, size in sizes.items():
-        path = ROOT / "build" / f"bench-growth-{name.replace(' ', '')}.md"
-        path.parent.mkdir(exist_ok=True)
-        path.write_bytes(unit.encode("utf-8") * (size // len(unit.encode("utf-8"))))
-        result = [None]
-        times[name] = cpu(lambda: result.__setitem__(0, read_answer(str(path), "markdown", ctx, [])))
-        print(f"  {name:>7}: {times[name]:8.3f} s  ({len(result[0].claims)} claims, "
-              f"{len(result[0].citations)} quoted citations, {len(result[0].problems)} problems)")
-        path.unlink()
-    print(f"  exponent 40 KB->400 KB {exponent(times['40 KB'], times['400 KB'], 10):.2f}, "
-          f"400 KB->4 MB {exponent(times['400 KB'], times['4 MB'], 10):.2f}")
+    for shape, (unit, tail) in shapes().items():
+        times = {}
+        print(f"extract (markdown), {shape}, CPU seconds:")
+        for name, size in SIZES.items():
+            if size > upto:
+                continue
+            path = ROOT / "build" / f"bench-growth-{size}.md"
+            path.parent.mkdir(exist_ok=True)
+            path.write_bytes(unit.encode("utf-8") * (size // len(unit.encode("utf-8"))) + tail.encode("utf-8"))
+            result = [None]
+            times[name] = cpu(lambda: result.__setitem__(0, read_answer(str(path), "markdown", ctx, [])))
+            path.unlink()
+            print(f"  {name:>7}: {times[name]:8.3f} s  ({len(result[0].claims)} claims, "
+                  f"{len(result[0].problems)} problems)", flush=True)
+        names = list(times)
+        for small, large in zip(names, names[1:]):
+            print(f"  exponent {small} -> {large}: {exponent(times[small], times[large], 10):.2f}")
 
 
 def main(argv: list[str]) -> None:
+    upto = max(SIZES.values())
+    if "--upto" in argv:                 # e.g. --upto 400000 where a 4 MB answer would take hours
+        at = argv.index("--upto")
+        upto, argv = int(argv[at + 1]), argv[:at] + argv[at + 2:]
     for name in argv or ["check", "extract"]:
-        {"check": bench_check, "extract": bench_extract}[name]()
+        bench_check() if name == "check" else bench_extract(upto)
 
 
 if __name__ == "__main__":
