@@ -4,8 +4,9 @@ Rules:
 - One row per (batch, id, url): the claim, label, reason, confidence, evidence, the model and method
   that answered (the citation's own `model` and `method`: '' and NULL when no model was asked), the
   Crawlbase rid ('' when no page was stored, e.g. a skipped PDF or a direct fetch), the UTC time, the
-  gate's `auto`, and the passages the judge read (a JSON list); the columns are `vocabulary.AuditRow`'s
-  fields. `batch` writes its batch's name; `verify` writes batch `verify`, `/verify` batch `api` and
+  gate's `auto`, the passages the judge read (a JSON list) and the evidence quote's span (`span_start`,
+  `span_end`: in the page's text as stored, or in the row's section); the columns are
+  `vocabulary.AuditRow`'s fields. `batch` writes its batch's name; `verify` writes batch `verify`, `/verify` batch `api` and
   `check` batch `check:<citations file>`, the first two with the claim's digest as id (`claim_id`).
 - Only the rid is kept: never a storage URL, never a token (every text field passes `config.redact`).
 - Writing the same (batch, id, url) again replaces the row, so a resumed batch never duplicates one
