@@ -146,3 +146,71 @@ def test_a_cluster_workers_row_with_a_bad_span_is_off_the_row_contract():
     assert cluster._row({**row, "span_start": 1, "span_end": 5}, "http://x", {None})["span_end"] == 5
     with pytest.raises(cluster.ResultInvalid, match="span"):
         cluster._row({**row, "span_start": "1", "span_end": 5}, "http://x", {None})
+
+
+# ---------------------------------------------------------------- the review page and the report mark by span
+
+SECTION = "The boils here. Water boils at 100 \u00b0C.\nIt boils at 100 \u00b0C up there too."
+
+
+def source_row(start, end, **more):
+    return {"flow": "source", "section": "4.1", "evidence_quote": "boils at 100 \u00b0C", "span_start": start,
+            "span_end": end, "passages": json.dumps([SECTION]), **more}
+
+
+def test_a_source_row_marks_exactly_its_span_not_every_occurrence_of_the_words():
+    from citecheck.report import render_html
+    start = SECTION.index("boils at 100 \u00b0C up")
+    (number, holds, segments), = render_html.passages_of(source_row(start, start + 15))
+    assert holds and [text for text, hit in segments if hit] == ["boils at 100 \u00b0C"]
+    assert "".join(text for text, _ in segments) == SECTION
+    assert render_html.span_line(source_row(start, start + 15)) == f"characters {start}-{start + 15} of section 4.1 (marked below)"
+
+
+@pytest.mark.parametrize("start, end, state", [(0, 15, SPAN_CHANGED), (30, 9_999, SPAN_INVALID), ("x", 3, SPAN_INVALID)])
+def test_a_span_that_no_longer_holds_the_quote_is_said_and_the_words_are_marked_instead(start, end, state):
+    from citecheck.report import render_html
+    row = source_row(start, end)
+    (_, holds, segments), = render_html.passages_of(row)
+    assert holds and [text for text, hit in segments if hit] == ["boils at 100 \u00b0C"] * 2   # by its words
+    line = render_html.span_line(row)
+    assert f"span {state}" in line and "marked by the quote's words instead" in line
+
+
+def test_a_web_rows_span_names_the_stored_page_and_the_report_shows_it():
+    from citecheck.report import render_html, report_html
+    row = {"flow": "web", "evidence_quote": "boils", "span_start": 40, "span_end": 90, "rid": "r1"}
+    assert render_html.span_line(row) == "characters 40-90 of the page's text as stored (rid r1)"
+    assert render_html.span_line({**row, "span_start": None, "span_end": None}) is None
+    batch_row = {"id": "c1", "claim": "c", "url": "http://x", "label": "supported", "reason": None,
+                 "confidence": 0.9, "evidence_quote": "boils", "final_url": None, "original_status": 200,
+                 "rid": None, "auto": True, "auto_note": None, "method": "pooled", "span_start": 40, "span_end": 90,
+                 "overall": "supported"}
+    assert "characters 40-90 of the page&#39;s text as stored" in report_html.render([batch_row], batch="b",
+                                                                                      threshold=0.8)
+
+
+def test_the_review_page_marks_a_checked_citation_by_its_span(make_ctx, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from citecheck.serve.api import create_app
+    token = "review-token-FAKE-0123456789abcdef"
+    start = SECTION.index("boils at 100 \u00b0C up")
+    conn = audit.connect(tmp_path / "audit.db")
+    audit.write_citation(conn, "check:c.json", "C1", "claim", {
+        "url": "rfc.txt", "label": "verified", "confidence": 0.5, "auto": False, "flow": "source", "section": "4.1",
+        "status": "found", "quote": "boils at 100 \u00b0C", "evidence_quote": "boils at 100 \u00b0C",
+        "passages": [SECTION], "span_start": start, "span_end": start + 15}, "m")
+    conn.close()
+    app = create_app(make_ctx(secrets={"REVIEW_TOKEN": token}), lambda claim, urls: None)
+    try:
+        client = TestClient(app)
+        client.post("/review/login", data={"name": "Ann", "token": token}, follow_redirects=False)
+        listing = client.get("/review")
+        link = listing.text.split('href="/review/item?', 1)[1].split('"', 1)[0].replace("&amp;", "&")
+        item = client.get("/review/item?" + link)
+    finally:
+        app.state.audit_writer.close()
+    assert item.status_code == 200
+    assert f"characters {start}-{start + 15} of section 4.1 (marked below)" in item.text
+    assert item.text.count("<mark>boils at 100 °C</mark>") == 1
