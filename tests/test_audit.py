@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from audit_dbs import at_version
 from standins.crawlbase_storage import Storage, storage_standin
 
 from citecheck import audit, config
@@ -158,11 +159,7 @@ def test_a_db_of_the_previous_version_gains_method_keeping_its_rows(tmp_path):
     """A DB at migration 3 (the release before `method`) is migrated in place: every row and review kept,
     `method` NULL on them; a row written afterwards records its method."""
     path = tmp_path / "v3.db"
-    raw = sqlite3.connect(path)
-    raw.execute(migrations._LEDGER)
-    for version, name, fn in migrations.MIGRATIONS[:3]:
-        fn(raw)
-        raw.execute("INSERT INTO citecheck_migrations VALUES (?, ?, 'x')", (version, name))
+    raw = at_version(path, 3)
     columns = [c for c, in raw.execute("SELECT name FROM pragma_table_info('citations')")]
     assert "method" not in columns
     raw.execute(f"INSERT INTO citations ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
 
 import pytest
+from audit_dbs import at_version
 
 from citecheck import audit, check, matching
 from citecheck.audit import migrations
@@ -91,11 +91,7 @@ def test_verify_rows_carry_the_evidence_quotes_span_in_the_page_text(ctx, monkey
 
 def test_the_audit_db_keeps_spans_and_an_older_db_gains_the_columns_keeping_its_rows(tmp_path):
     path = tmp_path / "v4.db"
-    raw = sqlite3.connect(path)
-    raw.execute(migrations._LEDGER)
-    for version, name, fn in migrations.MIGRATIONS[:4]:
-        fn(raw)
-        raw.execute("INSERT INTO citecheck_migrations VALUES (?, ?, 'x')", (version, name))
+    raw = at_version(path, 4)
     raw.execute("INSERT INTO citations (batch, id, claim, url, label, decided_at) "
                 "VALUES ('b', 'old', 'c', 'http://x', 'supported', 't')")
     raw.commit()

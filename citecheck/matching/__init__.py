@@ -27,7 +27,6 @@ Imports: `source` (the sections a quote is looked for in) and the foundation.
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
