@@ -67,3 +67,16 @@ def test_processes_opening_a_new_db_at_once_all_get_it_in_wal_mode(tmp_path):
     assert [p.returncode for p in procs] == [0] * 6, errors
     conn = audit.connect(db)
     assert sorted(i for i, _ in audit.decided(conn, "b")) == [f"c{n}" for n in range(6)]
+
+
+def test_a_review_commits_with_a_full_sync_and_leaves_the_connection_as_it_was(tmp_path, monkeypatch):
+    from citecheck.audit import reviews
+    conn = audit.connect(tmp_path / "a.db")
+    row = audit.write_citation(conn, "b", "c1", "claim", {"url": "http://x", "label": "supported"})
+    seen = []
+    insert = reviews._record
+    monkeypatch.setattr(reviews, "_record", lambda c, d, now: seen.append(
+        c.execute("PRAGMA synchronous").fetchone()[0]) or insert(c, d, now))
+    reviews.record(conn, reviews.Decision("b", "c1", "http://x", row["decided_at"], None, "confirm", None, "",
+                                          "Ann"), audit.utc_now())
+    assert seen == [2] and conn.execute("PRAGMA synchronous").fetchone()[0] == 1    # FULL, then NORMAL again
