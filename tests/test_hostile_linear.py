@@ -134,6 +134,16 @@ def test_extract_prints_an_answers_control_characters_escaped(tmp_path, capsys):
     assert "\x1b" not in out + err
 
 
+def test_an_answer_with_thousands_of_problems_prints_the_first_hundred_and_a_count(tmp_path, capsys):
+    answer = tmp_path / "a.md"
+    answer.write_text("".join(f"Claim {n} [see][r{n}].\n" for n in range(5000)), encoding="utf-8")
+    code = cli.main(["extract", str(answer), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 1 and len(err) == 101
+    assert "reference [r0] is not defined" in err[0] and "reference [r99] is not defined" in err[99]
+    assert err[100].endswith("4,900 more problems not shown (the first 100 are above)")
+
+
 def test_replay_prints_the_page_redacted_and_escaped(monkeypatch, capsys):
     monkeypatch.setenv("CRAWLBASE_TOKEN", "canary-token-1234")
     monkeypatch.setattr(storage, "replay", lambda rid, settings: "<p>token=canary-token-1234\x1b[2J</p>\n")
