@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,8 +18,11 @@ from citecheck.batch.inputs import is_claims_file
 from citecheck.check import format_table
 from citecheck.config import printable
 from citecheck.extract import documents
+from citecheck.source import sources, text
 from citecheck.extract.markdown import MarkdownReader
 from citecheck.web.fetch import storage
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PATTERNS = ["[^", "[", "](", "`", "``a`", "*", "**a", "[[", "[a](", "[a](x (", "![", "![a](", "[x][",
             "<http://a ", "http://a(", "[a](http://x(", "[1]", "[1,", "\\[", "[^`[(*](`"]
@@ -112,6 +116,34 @@ def test_documents_are_read_only_from_inside_their_folder(tmp_path):
 
 
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x1bc\r\u202e"
+
+
+def test_a_fifo_or_device_swapped_in_after_the_check_is_refused_on_the_open_descriptor(tmp_path):
+    """`confined` checks names; `read_document` checks what it opened, so a FIFO put in the file's place
+    between the two is one problem, not a read that hangs (nor /dev/zero read until memory runs out)."""
+    fifo = tmp_path / "0-doc.txt"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        with pytest.raises(ValueError, match="not a regular file"):
+            documents.read_document(path)
+
+
+def test_a_text_file_over_the_limit_is_refused_without_being_read_whole(tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * 1001)
+    with pytest.raises(ValueError, match="over the 1,000-byte limit"):
+        text.read_file(big, "big.txt", max_bytes=1000)
+    assert text.read_file(big, "big.txt", max_bytes=1001) == b"x" * 1001
+
+
+def test_a_citations_file_nested_past_the_cap_is_one_line(tmp_path, capsys):
+    deep = tmp_path / "citations.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="nested deeper than 64 levels"):
+        sources.read_citations(deep)
+    code = cli.main(["check", "--source", str(ROOT / "data/rfc7519.txt"), "--citations", str(deep)])
+    assert code == 1 and capsys.readouterr().err.strip().splitlines() == [
+        "citecheck check: error: citations.json is nested deeper than 64 levels; not a citations file"]
 
 
 def test_printable_escapes_every_terminal_control_and_keeps_text():
