@@ -451,3 +451,11 @@ def test_a_weak_token_is_refused_saying_how_to_make_one_without_its_value(app_fo
             refused()
         assert weak not in str(err.value)
     assert Settings.from_env({"REVIEW_TOKEN": TOKEN}).secrets.has("REVIEW_TOKEN")
+
+
+def test_the_page_header_states_the_gate_for_every_model_not_one_models_number(app_for, monkeypatch, tmp_path):
+    """The queue holds verdicts of many models: with no AUTO_ACCEPT the header says the gate is per model."""
+    client = TestClient(app_for())
+    login(client)
+    page = client.get("/review").text
+    assert "AUTO_ACCEPT per answering model" in page and "AUTO_ACCEPT = 1" not in page
