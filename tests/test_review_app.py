@@ -458,4 +458,4 @@ def test_the_page_header_states_the_gate_for_every_model_not_one_models_number(a
     client = TestClient(app_for())
     login(client)
     page = client.get("/review").text
-    assert "AUTO_ACCEPT per answering model" in page and "AUTO_ACCEPT = 1" not in page
+    assert "AUTO_ACCEPT per model" in page and "AUTO_ACCEPT = 1" not in page

@@ -128,9 +128,7 @@ class Gate:
             return f"AUTO_ACCEPT = {self.settings.auto_accept:g}"
         calibrated = sum(1 for model in self.table if self.threshold(model) is not None)
         where = shown(self.settings.auto_accept_table)
-        return (f"AUTO_ACCEPT per answering model ({where}: "
-                + (f"{calibrated} with a threshold)" if calibrated else "none has a threshold: every verdict "
-                   "a model gave goes to a person)"))
+        return f"AUTO_ACCEPT per model ({where}): " + (f"{calibrated} set" if calibrated else "none set, all to a person")
 
     def note(self, model: str | None) -> str:
         """Why no threshold is in force for `model` (a row's `auto_note`, the stderr line)."""
