@@ -1,4 +1,4 @@
-"""mcp: citecheck's four tools served to an assistant over the Model Context Protocol (`citecheck mcp`, stdio).
+"""mcp: citecheck's four tools served to an assistant: the Model Context Protocol (`citecheck mcp`, stdio).
 
 Owns: `inputs` (the documents folder every file argument must lie in, the size caps, bad input as one
 `ToolInputError` line), `tools` (check_document, verify_claim, extract, check_answer: the CLI's flows on

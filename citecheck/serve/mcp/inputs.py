@@ -37,7 +37,8 @@ def exactly_one(**given) -> str:
     named = [name for name, value in given.items() if value is not None]
     if len(named) != 1:
         choices = " or ".join(given)
-        raise ToolInputError(f"give exactly one of {choices}" + (f" (got {', '.join(named)})" if named else ""))
+        got = f" (got {', '.join(named)})" if named else ""
+        raise ToolInputError(f"give exactly one of {choices}{got}")
     return named[0]
 
 
@@ -99,8 +100,9 @@ class Folder:
 
     def file(self, argument: str, name: str) -> Path:
         """The regular file `name` inside the folder (symlinks resolved), or a ToolInputError saying why."""
+        relative = self._relative(argument, name)
         try:
-            return confined(self.root, self._relative(argument, name))
+            return confined(self.root, relative)
         except FileNotFoundError:
             raise ToolInputError(f"{argument}: no file {name!r} in the documents folder") from None
         except ValueError as exc:

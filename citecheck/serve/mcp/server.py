@@ -40,9 +40,9 @@ TOOLS = ("check_document", "verify_claim", "extract", "check_answer")
 EXPECTED = (ValueError, OSError, CacheError, config.MissingSetting, JudgeUnavailable, cancellation.Cancelled)
 """Failures reported as their own one line (bad input, the operator's to fix); anything else is a bug."""
 INSTRUCTIONS = ("citecheck checks whether citations hold up. check_document: quoted citations against a "
-                "source document; check_answer: an LLM answer's quoted citations of its source; verify_claim: "
-                "a claim against the URLs it cites; extract: an LLM answer into claims (URLs) and citations "
-                "(quotes). Files are named relative to the server's documents folder.")
+                "source document; check_answer: an LLM answer's quoted citations of its source; "
+                "verify_claim: a claim against the URLs it cites; extract: an LLM answer into claims (URLs) "
+                "and citations (quotes). Files are named relative to the server's documents folder.")
 
 
 def invalid_arguments(tool: str, error: ValidationError) -> str:

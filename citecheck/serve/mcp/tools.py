@@ -45,12 +45,20 @@ INLINE = "inline"
 
 Source = Annotated[str, Field(description="the source document: a file in the documents folder (RFC text, "
                                           "Markdown, plain text or PDF)")]
-SourceFormatArg = Annotated[SourceFormat | None, Field(description="how to split the source into sections "
-                                                                   "(default: from the file, as `check` does)")]
+SourceFormatArg = Annotated[SourceFormat | None, Field(
+    description="how to split the source into sections (default: from the file, as `check` does)")]
 AnswerText = Annotated[str | None, Field(description="the LLM answer itself: Markdown text, or an Anthropic, "
                                                      "OpenAI or Perplexity JSON response as text")]
 AnswerFile = Annotated[str | None, Field(description="or the answer as a file in the documents folder")]
 AnswerFormatArg = Annotated[AnswerFormat, Field(description="the answer's format (auto: detected)")]
+Citations = Annotated[list[Any] | None, Field(
+    description='the citations: a list of {"id", "claim", "quote" (or null), "section" (or null)}, as in a '
+                'citations.json file')]
+CitationsPath = Annotated[str | None, Field(description="or a citations JSON file in the documents folder")]
+DocumentsFolder = Annotated[str | None, Field(
+    description="a folder (inside the documents folder) holding the documents the answer cites, by "
+                "document_index: the files its documents.txt names, else its files by name; their character "
+                "and page ranges are then checked")]
 
 
 def row_json(row: dict, match: matching.Match, claim: str) -> dict:
@@ -69,12 +77,8 @@ class Tools:
 
     # ------------------------------------------------------------ the tools
 
-    def check_document(self, source: Source,
-                       citations: Annotated[list[Any] | None, Field(
-                           description='the citations: a list of {"id", "claim", "quote" (or null), "section" '
-                                       '(or null)}, as in a citations.json file')] = None,
-                       citations_file: Annotated[str | None, Field(
-                           description="or a citations JSON file in the documents folder")] = None,
+    def check_document(self, source: Source, citations: Citations = None,
+                       citations_file: CitationsPath = None,
                        format: SourceFormatArg = None) -> dict[str, Any]:
         """Check quoted citations against a source document, like `citecheck check`: each quote is located
         (found, misquoted with a word diff, missing = fabricated, section-only) and the judge reads the
@@ -104,12 +108,8 @@ class Tools:
         self._audit(lambda conn: audit_claim(conn, audit.VERIFY_BATCH, result))
         return public(result)
 
-    def extract(self, answer: AnswerText = None, answer_file: AnswerFile = None, format: AnswerFormatArg = "auto",
-                documents: Annotated[str | None, Field(
-                    description="a folder (in the documents folder) holding the documents the answer cites, "
-                                "by document_index: the files its documents.txt names, else its files by "
-                                "name; their character and page ranges are then checked")] = None
-                ) -> dict[str, Any]:
+    def extract(self, answer: AnswerText = None, answer_file: AnswerFile = None,
+                format: AnswerFormatArg = "auto", documents: DocumentsFolder = None) -> dict[str, Any]:
         """Turn an LLM answer into citecheck's inputs, like `citecheck extract`: `claims` (sentences citing
         URLs: verify_claim's input) and `citations` (quoted documents: check_document's input), with the
         answer's `problems` by position (dangling markers, uncited sources, bad ranges). Give `answer` or
@@ -117,12 +117,14 @@ class Tools:
         cited = (read_documents(self.folder.folder("documents", documents), self.ctx.settings.pdf)
                  if documents is not None else CitedDocuments())
         result = self._extraction(answer, answer_file, format, cited.documents)
-        shown = [{"name": name, "read": document is not None} for name, document in zip(cited.names, cited.documents)]
+        shown = [{"name": name, "read": document is not None}
+                 for name, document in zip(cited.names, cited.documents)]
         return {"format": result.format, "claims": result.claims, "citations": result.citations,
                 "documents": shown, "problems": [str(p) for p in cited.problems + result.problems]}
 
     def check_answer(self, source: Source, answer: AnswerText = None, answer_file: AnswerFile = None,
-                     answer_format: AnswerFormatArg = "auto", format: SourceFormatArg = None) -> dict[str, Any]:
+                     answer_format: AnswerFormatArg = "auto",
+                     format: SourceFormatArg = None) -> dict[str, Any]:
         """Check an LLM answer's quoted citations of a source document (document 0), like
         `citecheck check --answer`: the answer is read, each quoted citation of the source is located and
         judged. Give `answer` or `answer_file`. Returns {document, rows, problems}."""
@@ -161,10 +163,11 @@ class Tools:
                  given_as: str) -> dict[str, Any]:
         """Locate and judge `citations` in `document` (check's rules); audited as `check:<given_as>`."""
         unavailable: list[tuple[str, str]] = []
-        checked = check.check_matches(document, citations, self.ctx, threshold=self.gate, unavailable=unavailable)
+        checked = check.check_matches(document, citations, self.ctx, threshold=self.gate,
+                                      unavailable=unavailable)
         rows = [row for row, _ in checked]
-        self._audit(lambda conn: write_check(conn, given_as, self.folder.shown(str(path)),
-                                                          document, citations, rows))
+        self._audit(lambda conn: write_check(conn, given_as, self.folder.shown(str(path)), document,
+                                             citations, rows))
         if unavailable:
             problems = [*problems, check.unavailable_hint(unavailable, len(citations))]
         if not citations:
