@@ -33,8 +33,8 @@ def text(argument: str, value: str) -> str:
 
 
 def exactly_one(**given) -> str:
-    """The name of the one argument given (not None) among `given`; else a ToolInputError naming them."""
-    named = [name for name, value in given.items() if value is not None]
+    """The name of the one argument given (not None, not "") among `given`; else a ToolInputError naming them."""
+    named = [name for name, value in given.items() if value is not None and value != ""]
     if len(named) != 1:
         choices = " or ".join(given)
         got = f" (got {', '.join(named)})" if named else ""

@@ -40,15 +40,18 @@ from .inputs import Folder, ToolInputError
 
 SourceFormat = Literal[sources.FORMATS]
 AnswerFormat = Literal[ANSWER_FORMAT_CHOICES]
-INLINE = "inline"
-"""The audit batch name (`check:inline`) of citations or an answer given in the call, not as a file."""
+INLINE_CITATIONS, INLINE_ANSWER = "mcp-citations", "mcp-answer"
+"""The audit batches (`check:mcp-citations`, `check:mcp-answer`) of citations or an answer given in the call;
+given as a file, the batch is the file's name, as in the CLI."""
 
 Source = Annotated[str, Field(description="the source document: a file in the documents folder (RFC text, "
                                           "Markdown, plain text or PDF)")]
 SourceFormatArg = Annotated[SourceFormat | None, Field(
     description="how to split the source into sections (default: from the file, as `check` does)")]
-AnswerText = Annotated[str | None, Field(description="the LLM answer itself: Markdown text, or an Anthropic, "
-                                                     "OpenAI or Perplexity JSON response as text")]
+AnswerText = Annotated[str, Field(description="the LLM answer itself: Markdown text, or an Anthropic, OpenAI "
+                                              "or Perplexity JSON response as text")]
+"""Typed `str`, not `str | None`: the SDK parses a string given for any other type as JSON first, which
+would turn a JSON answer into an object; "" is "not given"."""
 AnswerFile = Annotated[str | None, Field(description="or the answer as a file in the documents folder")]
 AnswerFormatArg = Annotated[AnswerFormat, Field(description="the answer's format (auto: detected)")]
 Citations = Annotated[list[Any] | None, Field(
@@ -92,7 +95,7 @@ class Tools:
             loaded = sources.citations_of(citations, document)
         kept, skipped = check.checkable(loaded.citations)
         return self._checked(document, path, kept, loaded.errors + skipped + loaded.warnings,
-                             citations_file or INLINE)
+                             citations_file or INLINE_CITATIONS)
 
     def verify_claim(self, claim: Annotated[str, Field(description="the claim the URLs should support")],
                      urls: Annotated[list[str], Field(description="the cited URLs (http or https)")]
@@ -108,7 +111,7 @@ class Tools:
         self._audit(lambda conn: audit_claim(conn, audit.VERIFY_BATCH, result))
         return public(result)
 
-    def extract(self, answer: AnswerText = None, answer_file: AnswerFile = None,
+    def extract(self, answer: AnswerText = "", answer_file: AnswerFile = None,
                 format: AnswerFormatArg = "auto", documents: DocumentsFolder = None) -> dict[str, Any]:
         """Turn an LLM answer into citecheck's inputs, like `citecheck extract`: `claims` (sentences citing
         URLs: verify_claim's input) and `citations` (quoted documents: check_document's input), with the
@@ -122,7 +125,7 @@ class Tools:
         return {"format": result.format, "claims": result.claims, "citations": result.citations,
                 "documents": shown, "problems": [str(p) for p in cited.problems + result.problems]}
 
-    def check_answer(self, source: Source, answer: AnswerText = None, answer_file: AnswerFile = None,
+    def check_answer(self, source: Source, answer: AnswerText = "", answer_file: AnswerFile = None,
                      answer_format: AnswerFormatArg = "auto",
                      format: SourceFormatArg = None) -> dict[str, Any]:
         """Check an LLM answer's quoted citations of a source document (document 0), like
@@ -133,7 +136,7 @@ class Tools:
 
     # ------------------------------------------------------------ the wiring
 
-    def answer_rows(self, document: Document, path: Path, answer: str | None, answer_file: str | None,
+    def answer_rows(self, document: Document, path: Path, answer: str, answer_file: str | None,
                     fmt: str) -> dict[str, Any]:
         """check_answer's result, today `check --answer`'s: the answer read with the source as document 0
         (its text as sent, or the PDF), its quoted citations of it checked; URL claims are a problem line
@@ -148,12 +151,12 @@ class Tools:
         problems = [str(p) for p in result.problems] + skipped
         if result.claims:
             problems.append(f"{len(result.claims)} claims cite URLs: verify_claim checks those")
-        return self._checked(document, path, kept, problems, answer_file or INLINE)
+        return self._checked(document, path, kept, problems, answer_file or INLINE_ANSWER)
 
     def _load(self, path: Path, fmt: str | None) -> Document:
         return sources.load(path, fmt or sources.detect_format(path), pdf=self.ctx.settings.pdf)
 
-    def _extraction(self, answer: str | None, answer_file: str | None, fmt: str, documents) -> Extraction:
+    def _extraction(self, answer: str, answer_file: str | None, fmt: str, documents) -> Extraction:
         """The answer given inline (within ANSWER_MAX_BYTES) or as a file, read in format `fmt`."""
         if inputs.exactly_one(answer=answer, answer_file=answer_file) == "answer_file":
             return read_answer(self.folder.file("answer_file", answer_file), fmt, self.ctx, documents)
