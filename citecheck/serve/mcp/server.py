@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from ... import __version__, cancellation, config
 from ...cache import CacheError
 from ...context import RunContext
+from ...paths import shown
 from ...judge.judges import JudgeUnavailable
 from ...verdict.review import Gate
 from .inputs import Folder
@@ -136,8 +137,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: RunContext) -> int:
     """Serve the tools on stdin/stdout until the client closes them."""
-    server = build(ctx, Folder.at(args.root))
+    folder = Folder.at(args.root)
+    server = build(ctx, folder)
     print(config.printable(f"citecheck mcp: serving {', '.join(TOOLS)} on stdio; documents folder "
-                           f"{args.root}"), file=sys.stderr)
+                           f"{shown(folder.root)}"), file=sys.stderr)
     server.run("stdio")
     return 0
