@@ -175,7 +175,7 @@ class Tools:
             problems = [*problems, check.unavailable_hint(unavailable, len(citations))]
         if not citations:
             problems = [*problems, "no usable citations"]
-        return {"document": f"{document.name}: {document.summary(len(citations))}",
+        return {"document": f"{document.name}: {document.summary()}",
                 "rows": [row_json(row, match, citation["claim"])
                          for (row, match), citation in zip(checked, citations)],
                 "problems": problems}
