@@ -202,6 +202,11 @@ def read_citations(path: str | Path, document: Document | None = None) -> Citati
         raise ValueError(f"{path.name} is nested too deeply to be a citations file") from None
     if not isinstance(data, list):
         raise ValueError(f"{path.name} must hold a JSON list of citations")
+    return citations_of(data, document)
+
+
+def citations_of(data: list, document: Document | None = None) -> CitationsFile:
+    """The usable citations of a parsed JSON list (module rules): a file's, or a list given inline (MCP)."""
     loaded, first = CitationsFile([]), {}
     for n, item in enumerate(data, 1):
         cid = item.get("id", f"#{n}") if isinstance(item, dict) else f"#{n}"
