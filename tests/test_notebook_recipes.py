@@ -173,3 +173,19 @@ def test_check_mode_writes_nothing_and_reports_what_would_change(small, capsys):
     assert apply.main(["--check", "--prose", str(prose), "--notebooks", str(small / "nb")]) == 1
     assert capsys.readouterr().out == "would change: x.ipynb\n"
     assert (small / "nb" / "x.ipynb").read_bytes() == text
+
+
+def slug(heading: str) -> str:
+    """A Markdown heading's anchor, as GitHub and JupyterLab make it."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_every_link_to_a_page_of_the_repository_leads_to_it_and_its_section(path):
+    for source in markdown(path):
+        for target, anchor in re.findall(r"\]\(([^)#:]+)(?:#([^)]*))?\)", source):
+            page = path.parent / target
+            assert page.exists(), f"{path.name} links to {target}, which does not exist"
+            if anchor:
+                headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)
+                assert anchor in {slug(h) for h in headings}, f"{path.name} links to {target}#{anchor}: no such section"
