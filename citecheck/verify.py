@@ -129,7 +129,8 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[
         return Trace(claim, url, _row(url, page, NOT_FOUND, EMPTY_PAGE), page)
     carried = carried_match(quotes, page, ctx.settings.near_miss_max_chars)
     if carried is not None and carried.status == MISSING:
-        return Trace(claim, url, _row(url, page, NOT_FOUND, FABRICATED_QUOTE, carried=carried), page, passages)
+        row = _row(url, page, NOT_FOUND, FABRICATED_QUOTE, carried=carried)
+        return Trace(claim, url, row, page, passages)
     kept = shortlist(claim, passages, ctx.settings.max_passages)
     ranked = [(kept[i], score) for i, score in rank(claim, [passages[i] for i in kept],
                                                     how=ctx.settings.retrieval)]
@@ -233,7 +234,8 @@ def carried_text(quotes: Sequence[str]) -> str | None:
     return "\n".join(quotes) or None
 
 
-def audit_claim(conn, batch: str, result: dict, quotes: Mapping[str, Sequence[str]] | None = None) -> list[dict]:
+def audit_claim(conn, batch: str, result: dict,
+                quotes: Mapping[str, Sequence[str]] | None = None) -> list[dict]:
     """Write a verified claim's citations (with their passages, the model that answered each and the texts
     each carried) to the audit DB as batch `batch`."""
     item_id, quotes = audit.claim_id(result["claim"]), quotes or {}

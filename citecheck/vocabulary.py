@@ -109,8 +109,8 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason(EVIDENCE_QUOTE_NOT_IN_SOURCE, NOT_FOUND, False,
            "the judge's quote is not verbatim in the passages it was shown (the guard)"),
     Reason(FABRICATED_QUOTE, NOT_FOUND, False,
-           "the text the citation carries (Anthropic cited_text, a Perplexity snippet) is neither on the fetched "
-           "page nor a near miss of it (matching: missing): no model asked"),
+           "the text the citation carries (Anthropic cited_text, a Perplexity snippet) is neither on the "
+           "fetched page nor a near miss of it (matching: missing): no model asked"),
     Reason(JUDGE_OUTPUT_INVALID, NOT_FOUND, False, "the judge answered off its contract"),
     Reason(JUDGE_CALL_BUDGET, NOT_FOUND, False,
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
@@ -192,8 +192,8 @@ class CitationRow(_Row):
     auto: bool | None = None      # the AUTO_ACCEPT gate (`review.gate`): True accepted, False to a person
     auto_note: str | None = None  # why a person reviews when no AUTO_ACCEPT is in force for the model
     method: str | None = None     # the judge method that answered (after a fallback); null: no model asked
-    status: str | None = None     # how the text the citation carries matched the fetched page (STATUSES: found,
-                                  # misquoted, missing); null: it carried none, or no page was read
+    status: str | None = None     # how the text the citation carries matched the fetched page (STATUSES:
+                                  # found, misquoted, missing); null: it carried none, or no page was read
     diff: str | None = None       # the word diff from that text to the page when it is misquoted
 
 

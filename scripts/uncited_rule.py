@@ -44,7 +44,8 @@ def measure(rows: list[dict], rule) -> tuple[str, str]:
 
 def main() -> None:
     for half in ("tune", "report"):
-        rows = [json.loads(line) for line in (ROOT / "data/uncited" / f"{half}.jsonl").read_text("utf-8").splitlines()]
+        text = (ROOT / "data/uncited" / f"{half}.jsonl").read_text("utf-8")
+        rows = [json.loads(line) for line in text.splitlines()]
         claims = sum(row["label"] == "claim" for row in rows)
         print(f"{half}: {len(rows)} sentences, {claims} claims")
         for name, rule in RULES.items():

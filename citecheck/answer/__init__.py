@@ -23,8 +23,9 @@ from .rows import AnswerReport, MarkerRow, SentenceRow
 __all__ = ["AnswerReport", "MarkerRow", "SentenceRow", "report"]
 
 
-def report(text: str, ctx: RunContext, *, fmt: str = "auto", name: str = "answer", source: Document | None = None,
-           documents: Documents = (), threshold: float | Gate | None = None) -> AnswerReport:
+def report(text: str, ctx: RunContext, *, fmt: str = "auto", name: str = "answer",
+           source: Document | None = None, documents: Documents = (),
+           threshold: float | Gate | None = None) -> AnswerReport:
     """The report of one answer given as text (`fmt`: auto or an answer format). `source`: the document its
     quoted citations cite (document 0), `documents`: what was sent with the answer, to check its character
     and page ranges (extract's). `threshold`: the AUTO_ACCEPT gate (None: the run's). An answer that cannot

@@ -47,7 +47,8 @@ class Checked:
     method: str | None = None
 
 
-def check_markers(read: Read, ctx: RunContext, gate: Gate, source: Document | None = None) -> dict[str, Checked]:
+def check_markers(read: Read, ctx: RunContext, gate: Gate,
+                  source: Document | None = None) -> dict[str, Checked]:
     """marker id -> Checked, for every marker of `read` (module rules)."""
     out = {m.id: Checked(None, NO_SOURCE, reason=m.message) for m in read.markers if m.source is None}
     out.update(_web([m for m in read.markers if isinstance(m.source, Link)], ctx, gate))
@@ -61,13 +62,15 @@ def _web(markers: list[Marker], ctx: RunContext, gate: Gate) -> dict[str, Checke
     for m in markers:
         carried = texts.setdefault((m.claim, m.source.url), [])
         carried.extend([m.source.quote] * (bool(m.source.quote) and m.source.quote not in carried))
-    rows = dict(run_pool(lambda key: verify_citation(key[0], key[1], ctx, gate, quotes=texts[key]), list(texts),
-                         ctx.settings.batch_concurrency))
+    def verified(key: tuple[str, str]) -> dict:
+        return verify_citation(key[0], key[1], ctx, gate, quotes=texts[key])
+    rows = dict(run_pool(verified, list(texts), ctx.settings.batch_concurrency))
     out = {}
     for m in markers:
         row = rows[(m.claim, m.source.url)]
-        out[m.id] = Checked(m.source.url, row["label"], row["reason"], row["confidence"], row["evidence_quote"],
-                            m.source.quote, row["status"], row["diff"], row["auto"], row["method"])
+        out[m.id] = Checked(m.source.url, row["label"], row["reason"], row["confidence"],
+                            row["evidence_quote"], m.source.quote, row["status"], row["diff"], row["auto"],
+                            row["method"])
     return out
 
 
@@ -82,7 +85,8 @@ def _why_unchecked(source: Quote, document: Document | None) -> str | None:
     return None
 
 
-def _documents(markers: list[Marker], ctx: RunContext, gate: Gate, document: Document | None) -> dict[str, Checked]:
+def _documents(markers: list[Marker], ctx: RunContext, gate: Gate,
+               document: Document | None) -> dict[str, Checked]:
     out, citations = {}, []
     for m in markers:
         name = dict(m.source.provenance).get("document") or "document"
@@ -90,13 +94,14 @@ def _documents(markers: list[Marker], ctx: RunContext, gate: Gate, document: Doc
         if why:
             out[m.id] = Checked(name, UNCHECKED, reason=why, quote=m.source.quote)
         else:
-            citations.append({"id": m.id, "claim": m.claim, "quote": m.source.quote, "section": m.source.section})
-    if citations:
-        for citation, (row, match) in zip(citations, check.check_matches(document, citations, ctx, threshold=gate)):
-            verdict = row["verdict"]
-            out[citation["id"]] = Checked(
-                document.name + (f" §{match.section}" if match.section else ""), LABEL_OF.get(verdict, NOT_FOUND),
-                FABRICATED_QUOTE if verdict == FABRICATED else (JUDGE_UNAVAILABLE if verdict not in LABEL_OF else None),
-                row["confidence"], citation["quote"] if match.status == FOUND else match.closest,
-                citation["quote"], match.status, match.diff, row["auto"], row["method"])
+            citations.append({"id": m.id, "claim": m.claim, "quote": m.source.quote,
+                              "section": m.source.section})
+    checked = check.check_matches(document, citations, ctx, threshold=gate) if citations else []
+    for citation, (row, match) in zip(citations, checked):
+        verdict = row["verdict"]
+        reason = FABRICATED_QUOTE if verdict == FABRICATED else (None if verdict in LABEL_OF else JUDGE_UNAVAILABLE)
+        out[citation["id"]] = Checked(
+            document.name + (f" §{match.section}" if match.section else ""), LABEL_OF.get(verdict, NOT_FOUND),
+            reason, row["confidence"], citation["quote"] if match.status == FOUND else match.closest,
+            citation["quote"], match.status, match.diff, row["auto"], row["method"])
     return out

@@ -34,7 +34,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--source-format", choices=sources.FORMATS, default=None,
                         help="how to split the source (default: from the file, as check does)")
     parser.add_argument("--json", action="store_true", help="print the report's JSON instead of the text")
-    parser.add_argument("--out", metavar="FILE.csv", help="write the report as CSV (markers, sentences, answer)")
+    parser.add_argument("--out", metavar="FILE.csv",
+                        help="write the report as CSV (its markers, its sentences, the answer)")
     parser.add_argument("--report", metavar="FILE.html", help="write the self-contained HTML report")
     parser.add_argument("--fail-under", type=ci_gate.fraction, metavar="X",
                         help=f"exit {ci_gate.GATE_FAILED} when citation precision is below X (0-1)")

@@ -29,9 +29,9 @@ def csv_rows(report: AnswerReport) -> list[dict]:
     blank = dict.fromkeys(CSV_COLUMNS)
     rows = [{**blank, **{k: v for k, v in m.items() if k in blank}, "row": "marker", "text": m["claim"]}
             for m in data["markers"]]
-    rows += [{**blank, **{k: v for k, v in s.items() if k in blank}, "row": "sentence", "id": f"s{s['sentence']}",
-              "markers": " ".join(s["markers"]), "supported_by": " ".join(s["supported_by"])}
-             for s in data["sentences"]]
+    rows += [{**blank, **{k: v for k, v in s.items() if k in blank}, "row": "sentence",
+              "id": f"s{s['sentence']}", "markers": " ".join(s["markers"]),
+              "supported_by": " ".join(s["supported_by"])} for s in data["sentences"]]
     rows.append({**blank, "row": "answer", "id": report.answer, "note": "; ".join(report.lines())})
     return rows
 

@@ -58,7 +58,8 @@ def read(text: str, fmt: str = "auto", documents: Documents = ()) -> Read:
         indices = sentences.covering(spans, anchor.start, anchor.end)
         claim = sentences.claim(parsed.text, spans, indices) if indices else ""
         if not claim:
-            problems.append(Problem(anchor.where, "no_sentence", "the citation is attached to no sentence; skipped"))
+            problems.append(Problem(anchor.where, "no_sentence",
+                                    "the citation is attached to no sentence; skipped"))
             continue
         markers.append(Marker(f"m{len(markers) + 1}", anchor.where, indices, claim, anchor.source))
     for problem in parsed.problems:

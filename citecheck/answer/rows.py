@@ -25,8 +25,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from ..verdict.aggregate import overall
-from ..vocabulary import (CITED, LABELS, MARKER_LABELS, MISQUOTED, NO_CLAIM, NO_SOURCE, SENTENCE_KINDS, SUPPORTED,
-                          UNCHECKED, UNCITED)
+from ..vocabulary import (CITED, LABELS, MARKER_LABELS, MISQUOTED, NO_CLAIM, NO_SOURCE, SENTENCE_KINDS,
+                          SUPPORTED, UNCHECKED, UNCITED)
 from .checks import Checked
 from .read import DANGLING, Read
 from .uncited import asserts_fact
@@ -97,7 +97,8 @@ class AnswerReport:
 
     def lines(self) -> list[str]:
         """The two headline lines: citation precision and citation recall."""
-        return [ratio_line("citation_precision", *self.precision()), ratio_line("citation_recall", *self.recall())]
+        return [ratio_line("citation_precision", *self.precision()),
+                ratio_line("citation_recall", *self.recall())]
 
     def problems(self) -> list[str]:
         out = list(self.reading)
@@ -116,11 +117,13 @@ class AnswerReport:
     def to_dict(self) -> dict:
         (hits, checked), (supported, needing) = self.precision(), self.recall()
         summary = {**self.counts(),
-                   "citation_precision": round(hits / checked, 4) if checked else None, "precision_of": [hits, checked],
+                   "citation_precision": round(hits / checked, 4) if checked else None,
+                   "precision_of": [hits, checked],
                    "citation_recall": round(supported / needing, 4) if needing else None,
                    "recall_of": [supported, needing]}
         return {"answer": self.answer, "format": self.format, "summary": summary,
-                "markers": [asdict(m) for m in self.markers], "sentences": [asdict(s) for s in self.sentences],
+                "markers": [asdict(m) for m in self.markers],
+                "sentences": [asdict(s) for s in self.sentences],
                 "problems": self.problems()}
 
 
@@ -139,8 +142,8 @@ def _note(markers: list[MarkerRow]) -> str:
 
 def build(name: str, read: Read, checked: dict[str, Checked]) -> AnswerReport:
     """The report of `read` with each marker's `checked` verdict (module rules)."""
-    markers = [MarkerRow(m.id, m.sentences[0] + 1 if m.sentences else None, m.where, m.claim, **asdict(checked[m.id]))
-               for m in read.markers]
+    markers = [MarkerRow(m.id, m.sentences[0] + 1 if m.sentences else None, m.where, m.claim,
+                         **asdict(checked[m.id])) for m in read.markers]
     by_sentence: dict[int, list[MarkerRow]] = {}
     for m, row in zip(read.markers, markers):
         for index in m.sentences:
@@ -155,7 +158,7 @@ def build(name: str, read: Read, checked: dict[str, Checked]) -> AnswerReport:
                                          overall(labels) if labels else None, _note(cited)))
         else:
             kind = UNCITED if asserts_fact(text) else NO_CLAIM
-            sentences.append(SentenceRow(index + 1, text, kind, [], [], None,
-                                         "asserts a checkable fact and cites nothing" if kind == UNCITED else None))
+            note = "asserts a checkable fact and cites nothing" if kind == UNCITED else None
+            sentences.append(SentenceRow(index + 1, text, kind, [], [], None, note))
     reading = [str(p) for p in read.problems if p.kind != DANGLING]       # a dangling marker is a row
     return AnswerReport(name, read.format, markers, sentences, reading)

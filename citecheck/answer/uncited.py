@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 
 MIN_WORDS = 4
-CONVERSATION = ("i", "i'll", "i'm", "i've", "i'd", "we'll", "let me", "let's", "here is", "here's", "here are",
-                "sure", "feel free", "happy", "the short version", "now for", "one more thing", "you asked",
+CONVERSATION = ("i", "i'll", "i'm", "i've", "i'd", "we'll", "let me", "let's", "here is", "here's",
+                "here are", "sure", "feel free", "happy", "the short version", "now for", "one more thing", "you asked",
                 "that covers", "there are a few")
 POINTERS = ("below",)
 HEDGES = ("i think", "it seems", "seems", "might", "it depends on what", "may want", "a matter of taste")

@@ -9,7 +9,8 @@ Rules:
 - A malformed line is reported by its number and skipped, the other lines still run; a citation
   whose check fails becomes a labelled row, never an aborted batch.
 - The audit DB is the journal: a citation already decided in this batch (same id, url, claim and carried
-  texts, and answered by a model this run asks, JUDGE_MODEL or `choice_model`, or by none: the page settled it) is
+  texts, and answered by a model this run asks, JUDGE_MODEL or `choice_model`, or by none: the page settled it)
+  is
   read back, not redone, `method` included, so a killed batch resumes where it stopped. A row whose
   reason is transient (`vocabulary.TRANSIENT`: the crawl or the judge could not be reached) is
   tried again. The journal's `model` and `method` are the ones that answered (`verify_citation`).
@@ -114,7 +115,8 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
         _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
         with _progress(len(todo), progress) as bar:
             for (c, url), result in _runner(todo, ctx, verify, concurrency, threshold, cluster):
-                row = audit.write_citation(conn, batch, c.id, c.claim, {**result, "quote": quote[(c.id, url)]})
+                carried = {**result, "quote": quote[(c.id, url)]}
+                row = audit.write_citation(conn, batch, c.id, c.claim, carried)
                 rows[(c.id, url)] = {**row, "auto_note": result.get("auto_note")}
                 bar.update()
     finally:

@@ -113,7 +113,8 @@ def parse_lines(lines: list[bytes], max_chars: int = Settings.claim_max_chars) -
         urls = tuple(dict.fromkeys(u.strip() for u in obj["urls"]))
         if len(urls) < len(obj["urls"]):
             notes.append(f"line {number}: a URL is listed twice; it is checked once")
-        quotes = tuple((url.strip(), tuple(_texts(texts))) for url, texts in (obj.get("quotes") or {}).items())
+        quotes = tuple((url.strip(), tuple(_texts(texts)))
+                       for url, texts in (obj.get("quotes") or {}).items())
         claims.append(Claim(number, item_id, obj["claim"].strip(), urls, quotes))
     return Parsed(claims, problems, notes)
 

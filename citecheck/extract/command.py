@@ -4,8 +4,8 @@ Rules:
 - ANSWER is read by `citecheck.extract` (the format named, or detected), at most ANSWER_MAX_BYTES; with
   `--documents DIR` the cited documents are read by `extract.documents` (its rule says which file is
   document_index 0, 1, ...) and every range and cited_text is checked against them.
-- OUT/claims.jsonl (batch's input: cited URLs, with the text each citation carries, if any) and OUT/citations.json (check's input: quoted documents)
-  are both written, empty or not; OUT defaults to a directory named after the answer file in the current
+- OUT/claims.jsonl (batch's input: cited URLs, with the text each citation carries, if any) and
+  OUT/citations.json (check's input: quoted documents) are both written, empty or not; OUT defaults to a directory named after the answer file in the current
   one (`extract data/answers/openai.json` writes `openai/claims.jsonl`).
 - Every problem is one line on stderr naming its position; the exit status is `ci_gate`'s: 0, or 1 when
   a problem was reported (the rest was still extracted). An answer that cannot be read at all is one
