@@ -106,7 +106,7 @@ GATE_TABLE = Path(__file__).resolve().parent.parent / "data" / "gate.json"
 """AUTO_ACCEPT_TABLE's default: the calibration table `calibrate --write` keeps (citecheck.verdict.review)."""
 
 JOURNAL = Path("audit.db")
-"""Where `batch` journals (and /review and `calibrate` read) when AUDIT_DB is not set."""
+"""Where `batch` journals (and /review and `calibrate` read) when AUDIT_DB is not set, in `defaults_in`."""
 
 LOCAL_MODEL_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
                    "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error"}
@@ -265,11 +265,16 @@ class Settings:
     pdf: PdfLimits = field(default_factory=PdfLimits)
     extract_max_seconds: float = 10.0   # an HTML page's text extraction (lxml, trafilatura), in the sandbox
     cluster: ClusterSettings = field(default_factory=ClusterSettings)
+    defaults_in: Path = Path(".")       # the folder of the default files (json_cache.json, audit.db)
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
-        """Read and validate every variable (defaults from DEFAULTS)."""
+    def from_env(cls, environ: Mapping[str, str] | None = None, *,
+                 defaults_in: Path = Path(".")) -> "Settings":
+        """Read and validate every variable (defaults from DEFAULTS). `defaults_in` is the folder the
+        default files are in (the export json_cache.json, hence its store, and the journal audit.db): the
+        current directory for the CLI, the repository for a notebook, whatever its working directory. A
+        path the reader sets (CITECHECK_CACHE, AUDIT_DB, ...) resolves against the current directory."""
         environ = os.environ if environ is None else environ
         read = _Reader(environ)
         secrets = Secrets.from_env(environ)
@@ -307,7 +312,7 @@ class Settings:
             max_passages=read.positive("MAX_PASSAGES", integer=True),
             retrieval=retrieval,
             site_port=read.port("CITECHECK_SITE_PORT"),
-            cache_path=Path(read.text("CITECHECK_CACHE")),
+            cache_path=read.path("CITECHECK_CACHE", defaults_in),
             cache_store=read.cache_store(),
             cache_max_age=read.count("CACHE_MAX_AGE"),
             offline=read.flag("CITECHECK_OFFLINE"),
@@ -337,6 +342,7 @@ class Settings:
                                     tls_ca=read.text("CLUSTER_TLS_CA"),
                                     tls_cert=read.text("CLUSTER_TLS_CERT"),
                                     tls_key=read.text("CLUSTER_TLS_KEY")),
+            defaults_in=defaults_in,
             secrets=secrets,
         )
 
@@ -370,8 +376,9 @@ class Settings:
 
     @property
     def journal(self) -> Path:
-        """The audit DB `batch` writes and /review and `calibrate` read: AUDIT_DB, else audit.db."""
-        return self.audit_db or JOURNAL
+        """The audit DB `batch` writes and /review and `calibrate` read: AUDIT_DB, else audit.db in
+        `defaults_in`."""
+        return self.audit_db or self.defaults_in / JOURNAL
 
     def replace(self, **changes) -> "Settings":
         """A copy with some settings changed (e.g. a dry run: offline, one more allowed origin)."""
@@ -390,6 +397,11 @@ class _Reader:
 
     def text(self, name: str) -> str:
         return str(self.environ.get(name, DEFAULTS.get(name, ""))).strip()
+
+    def path(self, name: str, defaults_in: Path) -> Path:
+        """The path the variable names, else its default file in `defaults_in`."""
+        given = str(self.environ.get(name, "")).strip()
+        return Path(given) if given else defaults_in / DEFAULTS[name]
 
     def flag(self, name: str) -> bool:
         return self.text(name).lower() in _TRUE

@@ -1,17 +1,27 @@
-"""Shared notebook plumbing: the set-up cell, showing package code, and executing notebooks.
+"""Shared notebook plumbing: the set-up cell, showing package code, running the CLI, executing notebooks.
 
 Rules:
-- Every notebook runs from the repository root (its first cell calls `ctx = setup()`), so data paths
-  are the same in Jupyter, in `setup.sh`, in `record` and in the reproduction test; `setup()` builds
+- The set-up cell (`ctx = setup()`) never changes directory: a reader's own files resolve against the
+  working directory (the notebook's folder in Jupyter, and in `execute()`), the cookbook's own are named
+  explicitly (`DATA / "rfc7519.txt"`), and the cache's and journal's default files (json_cache.json,
+  audit.db) are the repository's whatever the working directory (`notebook_settings`). `setup()` builds
   the notebook's run context from the kernel's environment, once.
+- Replays read the cookbook's committed json_cache.json; a notebook's NEW live calls are recorded into a
+  store of the reader's own, build/my_calls.sqlite (git-ignored, `MY_CALLS`), never into the cookbook's
+  json_cache.sqlite that `cache export` merges into the committed file, unless CITECHECK_CACHE_STORE
+  names a store (`record` names the cookbook's). Lookups read that store first, so a reader's own
+  recorded calls replay too.
+- `cli(ctx, ...)` runs `python -m citecheck` from the working directory with the notebook's cache (the
+  same export and store, `cache_env`); a cookbook file is passed as written from there (`../data/...`).
 - Output is reproducible: no absolute paths, no progress bars, floats rounded by pandas options,
   figures at a fixed size and dpi with no timestamps in their metadata. The one exception is a cell
   tagged `measured` (timings): compared with its numbers masked, so its words and shape must match.
-- `execute()` runs a notebook with nbclient in a fresh kernel whose environment is this process's,
-  quietened, plus what the caller passes; offline unless told otherwise, and then from the export
-  alone (CITECHECK_CACHE_STORE=off): what is committed is all a reproduction reads. This process's own
-  environment is never changed. The kernel talks over Unix sockets in a private temporary folder
-  (IPC transport), not TCP: nothing listens on a port and the kernel has no unencrypted-TCP warning.
+- `execute()` runs a notebook with nbclient in a fresh kernel, in the notebook's folder (as Jupyter
+  does), whose environment is this process's, quietened, plus what the caller passes; offline unless
+  told otherwise, and then from the export alone (CITECHECK_CACHE_STORE=off): what is committed is all a
+  reproduction reads. This process's own environment is never changed. The kernel talks over Unix
+  sockets in a private temporary folder (IPC transport), not TCP: nothing listens on a port and the
+  kernel has no unencrypted-TCP warning.
 - What a reader sees: a figure is one <img> with its alt text (`plots.alt_text`); a printed table
   shows a missing value as "—", never NaN (`tidy`); the set-up cell says which model answered and
   when (`who_answered`); `show(fn, start=, stop=)` prints a function's core lines, not its plumbing.
@@ -21,20 +31,31 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 from . import config
+from .cache import OFF, store_path
 from .context import RunContext
-from .paths import ROOT
+from .paths import DATA, ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
+MY_CALLS = ROOT / "build" / "my_calls.sqlite"
+"""The reader's own store: a notebook records its new live calls here unless CITECHECK_CACHE_STORE names one."""
+
+
+def notebook_settings(environ=None) -> config.Settings:
+    """The environment's settings, with the default files in the repository (`Settings.from_env`'s
+    `defaults_in`) and new live calls recorded into MY_CALLS unless CITECHECK_CACHE_STORE names a store."""
+    settings = config.Settings.from_env(environ, defaults_in=ROOT)
+    return settings if settings.cache_store else settings.replace(cache_store=str(MY_CALLS))
 
 
 def setup() -> RunContext:
-    """Run from the repository root, quiet progress bars, fix pandas and matplotlib output; return the
-    notebook's run context."""
-    os.chdir(ROOT)
+    """Quiet progress bars, fix pandas and matplotlib output; return the notebook's run context
+    (`notebook_settings`). The working directory is left as it is."""
     config.quiet_this_process()
     import warnings
     # tqdm.auto warns (with an absolute path) when ipywidgets is absent; bars are disabled anyway
@@ -45,16 +66,39 @@ def setup() -> RunContext:
                                 "font.size": 9, "svg.hashsalt": "citecheck"})
     pd.set_option("display.precision", 3)
     pd.set_option("display.width", 140)
-    pd.set_option("display.max_colwidth", 70)
+    pd.set_option("display.max_colwidth", None)              # a table never cuts a quote or a claim
     pd.set_option("display.max_rows", 80)
+    ctx = RunContext.build(notebook_settings())
     try:
         ip = get_ipython()  # type: ignore[name-defined]  # noqa: F821
     except NameError:
-        return RunContext.from_env()
+        return ctx
     ip.run_line_magic("matplotlib", "inline")
     ip.run_line_magic("config", "InlineBackend.print_figure_kwargs = {'metadata': {'Software': None}}")
     show_figures_with_alt_text(ip)
-    return RunContext.from_env()
+    return ctx
+
+
+def cache_env(settings: config.Settings) -> dict[str, str]:
+    """The variables that point a child process (the CLI, a notebook's kernel) at these settings' cache:
+    the export and its store as absolute paths ('off' stays off)."""
+    store = store_path(settings.cache_path, settings.cache_store)
+    return {"CITECHECK_CACHE": str(Path(settings.cache_path).resolve()),
+            "CITECHECK_CACHE_STORE": str(store.resolve()) if store is not None else OFF}
+
+
+def cli(ctx: RunContext, *args, echo: bool = True) -> subprocess.CompletedProcess:
+    """Run `python -m citecheck ARGS` from the working directory with the notebook's cache (`cache_env`);
+    print its stdout, then its stderr, when `echo`. A path inside the repository is passed relative to the
+    working directory, as a reader would type it there."""
+    def arg(value) -> str:
+        path = Path(value) if isinstance(value, Path) else None
+        return os.path.relpath(path) if path is not None and path.is_relative_to(ROOT) else str(value)
+    command = [sys.executable, "-m", "citecheck", *map(arg, args)]
+    done = subprocess.run(command, capture_output=True, text=True, env=config.child_env(cache_env(ctx.settings)))
+    if echo:
+        print(done.stdout + done.stderr, end="")
+    return done
 
 
 def show_figures_with_alt_text(ip) -> None:
@@ -115,7 +159,7 @@ def core_lines(source: str, start: str, stop: str | None) -> str:
 
 
 def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env: dict | None = None):
-    """Execute one notebook in a fresh kernel from the repository root and return it."""
+    """Execute one notebook in a fresh kernel in the notebook's folder and return it."""
     import nbclient
     import nbformat
     nb = nbformat.read(str(path), as_version=4)
@@ -124,7 +168,7 @@ def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env:
     with tempfile.TemporaryDirectory(prefix="citecheck-kernel-") as sockets:
         client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                          config=kernel_transport(sockets),
-                                         resources={"metadata": {"path": str(ROOT)}})
+                                         resources={"metadata": {"path": str(Path(path).resolve().parent)}})
         client.execute(env=kernel_env)
     return join_streams(nb)
 
@@ -147,7 +191,7 @@ def join_streams(nb):
 
 def kernel_transport(sockets: str):
     """Kernel-manager config: IPC sockets under `sockets` (an absolute path, so the kernel, which runs
-    in the repository root, and this process find the same files); TCP where Unix sockets do not exist."""
+    in the notebook's folder, and this process find the same files); TCP where Unix sockets do not exist."""
     from traitlets.config import Config
     if os.name != "posix":
         return Config()

@@ -4,7 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-"""The repository root: notebooks run from here; data/, .models/ and build/ live here."""
+"""The repository root: data/, .models/, build/ and the cache's json_cache.json live here."""
+DATA = ROOT / "data"
+"""The cookbook's data folder: a notebook names its files explicitly (`DATA / "rfc7519.txt"`), whatever the
+working directory, which is left to the reader's own files."""
 
 
 def shown(path: Path) -> str:

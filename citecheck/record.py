@@ -110,7 +110,9 @@ def record(ctx: RunContext, endpoint: str | None = None, *, port: int = 0, fetch
         health = wait_healthy(endpoint, process)
         log(f"judge ready: {health['model']}; executing {len(notebook.notebook_paths())} notebook(s) live")
         started = time.perf_counter()
-        notebook.execute_all(offline=False, save=False, env=live_env(endpoint))
+        # into the cookbook's store, named explicitly (a notebook's default is the reader's own)
+        env = {**live_env(endpoint), **notebook.cache_env(ctx.settings)}
+        notebook.execute_all(offline=False, save=False, env=env)
         log(f"live pass done in {time.perf_counter() - started:.0f} s")
     finally:
         if process is not None:
