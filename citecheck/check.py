@@ -9,7 +9,8 @@ Rules:
 - The check degrades, it never goes silent: a citation the judge cannot answer (no key, unreachable,
   an offline cache miss) is a row with verdict `judge_unavailable` (never automatic) and the others
   are still checked; once the live judge has failed, the rest are only replayed from the cache, so
-  one outage costs one timeout. `check` then prints one hint line and exits 1.
+  one outage costs one timeout. `check` then prints one hint line and exits 1. Each such row's
+  `reason` (in rows and --json) is that line's failure: its own, or the outage that stopped the judge.
 - `auto` is the AUTO_ACCEPT gate (`review.decide`) at the threshold in force for the model that answered;
   `auto_note` says why when none is (printed in --json, and once on stderr); `method` names the judge
   method that answered (`relation_judge`'s; null when no model answered); `check` audits its rows, with
@@ -56,7 +57,7 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
     """(SourceRow dict, Match) per citation; each judge failure is appended to `unavailable` as
     (id, message) and its row is `judge_unavailable` (see module rules). `threshold`: `review.gate_of`."""
     threshold = gate_of(threshold, ctx.settings)
-    judge_ctx = ctx
+    judge_ctx, outage = ctx, None
     sections = matching.Sections(document)          # normalised once for every citation
     out = []
     for citation in citations:
@@ -71,11 +72,12 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
                 decided = {**decide(match, answer, threshold), "method": answer.get("method"),
                            "model": answer.get("model")}
             except JUDGE_FAILURES as exc:
-                decided = UNJUDGED
+                reason = outage or str(exc)                 # after an outage a miss is the outage's doing
+                decided = {**UNJUDGED, "reason": printable(reason)}
                 if unavailable is not None:
-                    unavailable.append((citation["id"], str(exc)))
+                    unavailable.append((citation["id"], reason))
                 if not isinstance(exc, (CacheMiss, judges.JudgeOutputInvalid)):   # down: replay only from now on
-                    judge_ctx = judge_ctx.replace(offline=True)
+                    judge_ctx, outage = judge_ctx.replace(offline=True), reason
         out.append((SourceRow(id=citation["id"], status=match.status, section=match.section,
                               span_start=match.start, span_end=match.end, **decided).to_dict(), match))
     return out
@@ -188,11 +190,12 @@ def run(args, ctx: RunContext) -> int:
 
 
 def json_row(row: dict, match: matching.Match, columns: tuple[str, ...] = COLUMNS) -> dict:
-    """One row of `check --json`: the columns, then `diff` (a misquote), `auto_note` (when set) and, for a
-    located quote, its `section`, `span_start` and `span_end`."""
+    """One row of `check --json`: the columns, then `diff` (a misquote), `auto_note` and `reason` (when set)
+    and, for a located quote, its `section`, `span_start` and `span_end`."""
     located = {key: row[key] for key in ("section", "span_start", "span_end")}
     return ({col: row[col] for col in columns} | ({"diff": match.diff} if match.diff else {})
             | ({"auto_note": row["auto_note"]} if row["auto_note"] else {})
+            | ({"reason": row["reason"]} if row.get("reason") else {})
             | (located if row["span_start"] is not None else {}))
 
 

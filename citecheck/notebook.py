@@ -43,7 +43,7 @@ from .paths import DATA, ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
 MY_CALLS = ROOT / "build" / "my_calls.sqlite"
-"""The reader's own store: a notebook records its new live calls here unless CITECHECK_CACHE_STORE names one."""
+"""The reader's own store: a notebook's new live calls are recorded here unless CITECHECK_CACHE_STORE says."""
 
 
 def notebook_settings(environ=None) -> config.Settings:
@@ -95,7 +95,8 @@ def cli(ctx: RunContext, *args, echo: bool = True) -> subprocess.CompletedProces
         path = Path(value) if isinstance(value, Path) else None
         return os.path.relpath(path) if path is not None and path.is_relative_to(ROOT) else str(value)
     command = [sys.executable, "-m", "citecheck", *map(arg, args)]
-    done = subprocess.run(command, capture_output=True, text=True, env=config.child_env(cache_env(ctx.settings)))
+    env = config.child_env(cache_env(ctx.settings))
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     if echo:
         print(done.stdout + done.stderr, end="")
     return done

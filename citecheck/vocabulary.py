@@ -263,6 +263,7 @@ class SourceRow(_Row):
     model: str | None = None
     span_start: int | None = None  # where the quote (found) or its closest span (misquoted) stands in the
     span_end: int | None = None    # text of `section`; null when it was not located
+    reason: str | None = None      # judge_unavailable: why no judge answered (the failure `check` prints)
 
 
 CHECK_COLUMNS = ("id", "status", "relation", "confidence", "verdict", "auto", "method")
