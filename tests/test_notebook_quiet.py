@@ -9,11 +9,11 @@ from citecheck.paths import ROOT
 
 def test_the_executor_kernel_runs_over_ipc_and_warns_of_nothing(tmp_path, capfd):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import os\nprint(os.getcwd() == os.environ['CITECHECK_ROOT_SEEN'])")]
+    nb.cells = [nbformat.v4.new_code_cell("import os\nprint(os.getcwd() == os.environ['CITECHECK_FOLDER_SEEN'])")]
     path = tmp_path / "t.ipynb"
     nbformat.write(nb, path)
-    executed = notebook.execute(path, env={"CITECHECK_ROOT_SEEN": str(ROOT)})
-    assert executed.cells[0].outputs[0]["text"] == "True\n"       # it ran, from the repository root
+    executed = notebook.execute(path, env={"CITECHECK_FOLDER_SEEN": str(tmp_path)})
+    assert executed.cells[0].outputs[0]["text"] == "True\n"       # it ran in the notebook's folder, as in Jupyter
     captured = capfd.readouterr()
     assert "without encryption" not in captured.err and "WARNING" not in captured.err, captured.err
     assert notebook.kernel_transport("/x")["KernelManager"]["transport"] == "ipc"
