@@ -95,3 +95,85 @@ def test_consecutive_chunks_of_one_stream_are_saved_as_one_output():
     outs = join_streams(nb).cells[0].outputs
     assert [(o.name, o.text) for o in outs] == [("stdout", "11 passages\n"), ("stderr", "warning\n"),
                                                ("stdout", "more\n")]
+
+
+# ---------------------------------------------------------------- issue 26's polish list, one test per item
+
+MAX_CODE_LINE = 110
+WHOLE_QUOTES = {("02_live_web.ipynb", "a1bfd853"), ("01_source_document.ipynb", "6838ddca"),
+                ("02_live_web.ipynb", "ae368bc4"), ("05_judge_methods.ipynb", "d2b95353")}
+"""Cells that print the sentences a judge was asked, or the quote it gave: the reader needs them whole."""
+WHOLE_TABLES = {("01_source_document.ipynb", "fbb25cfd"), ("03_batch_precision.ipynb", "c98dbb50"),
+                ("06_llm_answers.ipynb", "438eae26")}
+"""Tables of claims and quotes: no column is cut to a width."""
+BLOCK = 8
+"""Lines in a row that, printed by two cells of one notebook, are the same output shown twice."""
+
+
+def cell(path, cell_id):
+    return next(c for c in nbformat.read(path, as_version=4).cells if c.get("id") == cell_id)
+
+
+def text_of(code_cell) -> str:
+    """What a code cell prints and shows as text (streams, text/plain)."""
+    return "\n".join(joined(out.get("text")) + joined(out.get("data", {}).get("text/plain"))
+                     for out in code_cell.get("outputs", []))
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_no_code_line_is_longer_than_110_characters(path):
+    long = [(c.id, len(line)) for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"
+            for line in c.source.splitlines() if len(line) > MAX_CODE_LINE]
+    assert not long, f"{path.name}: code lines over {MAX_CODE_LINE} characters (cell id, length): {long}"
+
+
+@pytest.mark.parametrize("name, cell_id", sorted(WHOLE_QUOTES))
+def test_quotes_the_reader_needs_are_printed_whole(name, cell_id):
+    printed = text_of(cell(notebook.NOTEBOOKS / name, cell_id))
+    assert printed.strip() and "…" not in printed, f"{name} {cell_id} cuts a quote: {printed}"
+
+
+@pytest.mark.parametrize("name, cell_id", sorted(WHOLE_TABLES))
+def test_tables_of_claims_and_quotes_cut_no_column(name, cell_id):
+    shown = cell(notebook.NOTEBOOKS / name, cell_id)
+    html = "".join(joined(out.get("data", {}).get("text/html")) for out in shown.get("outputs", []))
+    assert "<td>" in html and not re.search(r"\w\.\.\.</td>", html), f"{name} {cell_id} cuts a cell"
+
+
+def test_the_set_up_cell_cuts_no_column():
+    import pandas as pd
+    before = pd.get_option("display.max_colwidth")
+    try:
+        pd.set_option("display.max_colwidth", 50)
+        notebook.setup()
+        assert pd.get_option("display.max_colwidth") is None
+    finally:
+        pd.set_option("display.max_colwidth", before)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_no_output_block_is_shown_twice_in_a_notebook(path):
+    seen = {}
+    for c in nbformat.read(path, as_version=4).cells:
+        lines = [line.rstrip() for line in text_of(c).splitlines() if line.strip()]
+        for i in range(len(lines) - BLOCK + 1):
+            block = "\n".join(lines[i:i + BLOCK])
+            first = seen.setdefault(block, c.id)
+            assert first == c.id, f"{path.name}: cells {first} and {c.id} both show:\n{block}"
+
+
+def test_notebook_02_prints_its_json_once_and_ends_on_one_line():
+    nb02 = notebook.NOTEBOOKS / "02_live_web.ipynb"
+    cli_lines = text_of(cell(nb02, "66f6ad2c")).strip().splitlines()
+    assert len(cli_lines) == 2 and cli_lines[0].startswith("citecheck verify: ") and "True" in cli_lines[1]
+    assert text_of(cell(nb02, "bb4da7eb")).strip() == "settled by the page, as the fixture expects: 8/8; judged: 6"
+
+
+def test_notebook_05_tables_fit_the_display_width():
+    """A table wider than pandas' display width is printed in pieces (a trailing backslash), and scrolls
+    off the page in HTML: notebook 05 keeps every table narrow enough to be seen whole."""
+    for c in nbformat.read(notebook.NOTEBOOKS / "05_judge_methods.ipynb", as_version=4).cells:
+        for out in c.get("outputs", []):
+            table = joined(out.get("data", {}).get("text/plain")) if "text/html" in out.get("data", {}) else ""
+            wrapped = [line for line in table.splitlines() if line.rstrip().endswith("\\") or len(line) > 140]
+            assert not wrapped, f"cell {c.id}: a table wider than the page:\n" + "\n".join(wrapped)
