@@ -87,19 +87,21 @@ def cache_env(settings: config.Settings) -> dict[str, str]:
             "CITECHECK_CACHE_STORE": str(store.resolve()) if store is not None else OFF}
 
 
-def cli(ctx: RunContext, *args, echo: bool = True) -> subprocess.CompletedProcess:
-    """Run `python -m citecheck ARGS` from the working directory with the notebook's cache (`cache_env`);
-    print its stdout, then its stderr, when `echo`. A path inside the repository is passed relative to the
-    working directory, as a reader would type it there."""
+def cli(ctx: RunContext, *args, echo: bool = True) -> subprocess.CompletedProcess | None:
+    """Run `python -m citecheck ARGS` from the working directory with the notebook's cache (`cache_env`).
+    With `echo`, print its stdout, then its stderr, and return None (a cell shows nothing twice); else
+    return the finished process to read. A path inside the repository is passed relative to the working
+    directory, as a reader would type it there."""
     def arg(value) -> str:
         path = Path(value) if isinstance(value, Path) else None
         return os.path.relpath(path) if path is not None and path.is_relative_to(ROOT) else str(value)
     command = [sys.executable, "-m", "citecheck", *map(arg, args)]
     env = config.child_env(cache_env(ctx.settings))
     done = subprocess.run(command, capture_output=True, text=True, env=env)
-    if echo:
-        print(done.stdout + done.stderr, end="")
-    return done
+    if not echo:
+        return done
+    print(done.stdout + done.stderr, end="")
+    return None
 
 
 def show_figures_with_alt_text(ip) -> None:

@@ -54,7 +54,7 @@ def test_cli_runs_here_with_the_notebooks_cache_and_passes_cookbook_files_relati
     monkeypatch.setattr(notebook.subprocess, "run", run)
     monkeypatch.chdir(ROOT / "notebooks")
     ctx = notebook.RunContext.build(notebook.notebook_settings({"CITECHECK_OFFLINE": "1"}))
-    notebook.cli(ctx, "check", "--source", DATA / "rfc7519.txt", "--citations", "coffee.json", echo=False)
+    assert notebook.cli(ctx, "check", "--source", DATA / "rfc7519.txt", "--citations", "coffee.json") is None
     assert seen["command"][3:] == ["check", "--source", "../data/rfc7519.txt", "--citations", "coffee.json"]
     assert "cwd" not in seen
     assert seen["env"]["CITECHECK_CACHE"] == str(ROOT / "json_cache.json")
