@@ -38,11 +38,12 @@ from pathlib import Path
 from .. import verify
 from ..context import RunContext
 from ..judge import methods as judge_methods
+from ..paths import DATA
 from ..verdict.review import gate
 from ..web import passages as passages_stage
 from ..web import retrieval
 
-SAMPLE = Path("data/wice/sample.jsonl")
+SAMPLE = DATA / "wice" / "sample.jsonl"
 SPLITS = ("tune", "report")
 GOLD_OF = {"supported": "supported", "partially_supported": "not_supported", "not_supported": "not_supported"}
 LABEL_PREDICTED = {"supported": "supported", "contradicted": "not_supported", "not_found": "not_supported"}
