@@ -131,6 +131,10 @@ def test_no_code_line_is_longer_than_110_characters(path):
 def test_quotes_the_reader_needs_are_printed_whole(name, cell_id):
     printed = text_of(cell(notebook.NOTEBOOKS / name, cell_id))
     assert printed.strip() and "…" not in printed, f"{name} {cell_id} cuts a quote: {printed}"
+    quoted = [re.split(r" \| |asked: |judge's quote : ", line, maxsplit=1)[1].strip()
+              for line in printed.splitlines() if re.search(r"^yes .* \| |asked: |^judge's quote : ", line)]
+    cut = [q for q in quoted if " " in q and not q.startswith("#") and q[-1] not in '.!?)"']
+    assert quoted and not cut, f"{name} {cell_id} prints a sentence cut short: {cut}"
 
 
 @pytest.mark.parametrize("name, cell_id", sorted(WHOLE_TABLES))
@@ -174,6 +178,7 @@ def test_notebook_05_tables_fit_the_display_width():
     off the page in HTML: notebook 05 keeps every table narrow enough to be seen whole."""
     for c in nbformat.read(notebook.NOTEBOOKS / "05_judge_methods.ipynb", as_version=4).cells:
         for out in c.get("outputs", []):
-            table = joined(out.get("data", {}).get("text/plain")) if "text/html" in out.get("data", {}) else ""
+            is_table = "<table" in joined(out.get("data", {}).get("text/html"))
+            table = joined(out.get("data", {}).get("text/plain")) if is_table else ""
             wrapped = [line for line in table.splitlines() if line.rstrip().endswith("\\") or len(line) > 140]
             assert not wrapped, f"cell {c.id}: a table wider than the page:\n" + "\n".join(wrapped)
