@@ -271,7 +271,7 @@ def test_a_document_only_citation_is_skipped_with_a_problem_line(capsys, tmp_pat
         "nothing to find and no section to judge",
         f"citecheck check: no usable citations in {answer}",
     ]
-    assert out.splitlines() == ["58,357 characters, 45 numbered sections, 1 citations"]  # no table
+    assert out.splitlines() == ["58,357 characters, 45 numbered sections, 1 citation"]  # no table
     hand_written = tmp_path / "citations.json"
     hand_written.write_text(
         json.dumps(

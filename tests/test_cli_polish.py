@@ -1,0 +1,112 @@
+"""The CLI speaks to users (issue 26): --version, an unknown command in one line with the closest one, help that
+says what each command does, "did you mean" for a misspelt section, a path that is not a readable file in one
+line, messages that read as sentences."""
+from __future__ import annotations
+
+import errno
+import json
+import pathlib
+
+import pytest
+
+import citecheck
+from citecheck import cli
+from citecheck.judge.judges import NO_JUDGE_HINT
+from citecheck.source import sources
+
+DOC = "# Boiling\n\nWater boils at 100 °C at sea level.\n\n# Freezing\n\nWater freezes at 0 °C.\n"
+
+
+def run(capsys, *argv) -> tuple[int, list[str], list[str]]:
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out.splitlines(), err.splitlines()
+
+
+@pytest.fixture
+def own(tmp_path):
+    (tmp_path / "notes.md").write_text(DOC, encoding="utf-8")
+    (tmp_path / "citations.json").write_text(json.dumps([
+        {"id": "A1", "claim": "Water boils at 100 °C.", "quote": "Water boils at 100 °C at sea level.",
+         "section": "Boiling"}]), encoding="utf-8")
+    return tmp_path
+
+
+def test_version_prints_the_package_version(capsys):
+    assert run(capsys, "--version") == (0, [f"citecheck {citecheck.__version__}"], [])
+
+
+def test_an_unknown_command_is_one_line_with_the_closest_command(capsys):
+    assert run(capsys, "chek", "--source", "x") == (
+        2, [], ["citecheck: unknown command 'chek': did you mean check? (`citecheck --help` lists them)"])
+    code, out, err = run(capsys, "frobnicate")
+    assert code == 2 and out == [] and len(err) == 1 and "the commands are check, verify, batch" in err[0]
+    assert run(capsys, "--verbose")[2] == ["citecheck: unknown option '--verbose'; `citecheck --help` lists the "
+                                           "commands"]
+
+
+def test_the_help_says_what_each_command_does_for_a_user(capsys):
+    code, out, err = run(capsys, "--help")
+    text = "\n".join(out)
+    assert code == 0 and err == [] and len(out) < 30
+    assert "module of its stage" not in text and "check whether an LLM's citations hold up" in text
+    for name, (_module, says) in cli.COMMANDS.items():
+        assert name in text and says in " ".join(text.split()), name
+    assert run(capsys)[:2] == (code, out)                       # no command: the same help
+
+
+@pytest.mark.parametrize("role", ["--source", "--citations", "--answer", "batch", "extract"])
+def test_a_directory_is_one_line(capsys, own, role):
+    folder = own / "folder"
+    folder.mkdir()
+    argv = {"--source": ["check", "--source", folder, "--citations", own / "citations.json"],
+            "--citations": ["check", "--source", own / "notes.md", "--citations", folder],
+            "--answer": ["check", "--source", own / "notes.md", "--answer", folder],
+            "batch": ["batch", folder], "extract": ["extract", folder]}[role]
+    code, _out, err = run(capsys, *argv)
+    assert code == 1 and len(err) == 1 and "Errno" not in err[0] and "is a directory" in err[0], err
+    assert err[0].startswith(f"citecheck {argv[0]}: error: {folder}"), err
+
+
+def test_an_unreadable_file_is_one_line(capsys, own, monkeypatch):
+    """As root every file is readable: the permission error comes from the file system's read, as it would."""
+    unreadable, read_bytes = own / "notes.md", pathlib.Path.read_bytes
+
+    def refuse(path):
+        if path == unreadable:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return read_bytes(path)
+    monkeypatch.setattr(pathlib.Path, "read_bytes", refuse)
+    code, _out, err = run(capsys, "check", "--source", unreadable, "--citations", own / "citations.json")
+    assert (code, err) == (1, [f"citecheck check: error: {unreadable} cannot be read (permission denied)"])
+
+
+def test_a_missing_claims_file_is_a_sentence(capsys, tmp_path):
+    assert run(capsys, "batch", tmp_path / "none.jsonl")[::2] == (
+        1, [f"citecheck batch: error: {tmp_path / 'none.jsonl'} does not exist"])
+
+
+def test_a_misspelt_section_gets_the_closest_one(tmp_path):
+    (tmp_path / "notes.md").write_text(DOC, encoding="utf-8")
+    document = sources.load(tmp_path / "notes.md", "markdown")
+    (tmp_path / "c.json").write_text(json.dumps([
+        {"id": n, "claim": "c", "quote": None, "section": section}
+        for n, section in (("A1", "Boilng"), ("A2", "freezing"), ("A3", "Melting"))]), encoding="utf-8")
+    assert sources.read_citations(tmp_path / "c.json", document).errors == [
+        "citation A1: field 'section' names unknown section 'Boilng' in notes.md; did you mean 'Boiling'?",
+        "citation A2: field 'section' names unknown section 'freezing' in notes.md; did you mean 'Freezing'?",
+        "citation A3: field 'section' names unknown section 'Melting' in notes.md"]
+
+
+def test_an_rfc_section_title_points_to_its_number():
+    from citecheck.paths import ROOT
+    document = sources.load(ROOT / "data/rfc7519.txt", "rfc")
+    assert sources.closest_section("4.1.44", document) == "; did you mean '4.1.4'?"
+    assert sources.closest_section("Expiration Time Claim", document) == "; did you mean '4.1.4'?"
+
+
+def test_no_judge_reads_as_a_sentence(capsys, own):
+    code, out, err = run(capsys, "check", "--source", own / "notes.md", "--citations", own / "citations.json")
+    assert code == 1 and out[0] == f"{len(DOC)} characters, 2 sections, 1 citation"         # singular when one
+    assert len(err) == 1 and err[0].endswith("TYPESAFE_API_KEY is not set: " + NO_JUDGE_HINT)
+    assert ": or" not in err[0] and NO_JUDGE_HINT.startswith("set it, or ")
