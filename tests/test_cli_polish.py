@@ -6,12 +6,17 @@ from __future__ import annotations
 import errno
 import json
 import pathlib
+import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
 import citecheck
 from citecheck import cli
 from citecheck.judge.judges import NO_JUDGE_HINT
+from citecheck.paths import ROOT
 from citecheck.source import sources
 
 DOC = "# Boiling\n\nWater boils at 100 °C at sea level.\n\n# Freezing\n\nWater freezes at 0 °C.\n"
@@ -99,7 +104,6 @@ def test_a_misspelt_section_gets_the_closest_one(tmp_path):
 
 
 def test_an_rfc_section_title_points_to_its_number():
-    from citecheck.paths import ROOT
     document = sources.load(ROOT / "data/rfc7519.txt", "rfc")
     assert sources.closest_section("4.1.44", document) == "; did you mean '4.1.4'?"
     assert sources.closest_section("Expiration Time Claim", document) == "; did you mean '4.1.4'?"
@@ -110,3 +114,39 @@ def test_no_judge_reads_as_a_sentence(capsys, own):
     assert code == 1 and out[0] == f"{len(DOC)} characters, 2 sections, 1 citation"         # singular when one
     assert len(err) == 1 and err[0].endswith("TYPESAFE_API_KEY is not set: " + NO_JUDGE_HINT)
     assert ": or" not in err[0] and NO_JUDGE_HINT.startswith("set it, or ")
+
+
+# ---------------------------------------------------------------- tidy defaults: outputs under build/ or ignored
+
+WRITES = re.compile(r"(?:--out|--db|--report|--audit-db)[ =](\S+)|AUDIT_DB=(\S+)|[^2&]>\s*([^\s&]\S*)")
+
+
+def written_by_the_docs() -> set[str]:
+    """Every file a documented command writes: the value of --out, --db, --report, --audit-db, AUDIT_DB and
+    a shell redirection, in the code blocks of README.md and docs/ (placeholders such as DIR left out)."""
+    found = set()
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for block in re.findall(r"```[a-z]*\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            for match in WRITES.finditer(block):
+                path = next(group for group in match.groups() if group).strip("[]`'\"")
+                if not path.isupper() and not path.startswith(("$", "-", "/dev/")) and "." in Path(path).name:
+                    found.add(path)
+    return found
+
+
+def ignored(paths: list[str]) -> set[str]:
+    done = subprocess.run(["git", "check-ignore", "--no-index", *paths], cwd=ROOT, capture_output=True, text=True)
+    return set(done.stdout.splitlines())
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="not a git checkout")
+def test_what_the_cookbook_and_jupyterlab_write_is_ignored():
+    documented = written_by_the_docs()
+    assert documented, "found no documented command that writes a file: the scanner is broken"
+    made = [*documented, "audit.db", "audit.db-wal", "cluster.db-shm", "report.csv", "report.html",
+            "json_cache.sqlite", "json_cache.sqlite-wal", "build/perplexity/claims.jsonl",
+            "notebooks/.ipynb_checkpoints/01_source_document-checkpoint.ipynb", ".ipynb_checkpoints/x.ipynb",
+            "notebooks/.virtual_documents/x.py"]
+    assert set(made) - ignored(made) == set()
+    kept = ["notebooks/01_source_document.ipynb", "data/claims.jsonl", "json_cache.json", "citecheck/cli.py"]
+    assert ignored(kept) == set()
