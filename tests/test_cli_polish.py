@@ -150,3 +150,17 @@ def test_what_the_cookbook_and_jupyterlab_write_is_ignored():
     assert set(made) - ignored(made) == set()
     kept = ["notebooks/01_source_document.ipynb", "data/claims.jsonl", "json_cache.json", "citecheck/cli.py"]
     assert ignored(kept) == set()
+
+
+# ---------------------------------------------------------------- the distribution: a free name, the command kept
+
+def test_the_distribution_name_is_not_the_registrys_other_citecheck_and_the_command_is_citecheck():
+    """`citecheck` on the package registry is an unrelated project (0.3.0): `pip install citecheck` would
+    install someone else's code. The distribution is citecheck-cookbook; the import name and the command
+    stay `citecheck`, and the version is written once (citecheck.__version__)."""
+    import tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["name"] == "citecheck-cookbook"
+    assert project["project"]["scripts"] == {"citecheck": "citecheck.cli:main"}
+    assert project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "citecheck.__version__"}
