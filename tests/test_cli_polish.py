@@ -8,6 +8,7 @@ import json
 import pathlib
 import re
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -15,9 +16,11 @@ import pytest
 
 import citecheck
 from citecheck import cli
+from citecheck.cache import Cache
 from citecheck.judge.judges import NO_JUDGE_HINT
 from citecheck.paths import ROOT
 from citecheck.source import sources
+from citecheck.web import netguard
 
 DOC = "# Boiling\n\nWater boils at 100 °C at sea level.\n\n# Freezing\n\nWater freezes at 0 °C.\n"
 
@@ -164,3 +167,50 @@ def test_the_distribution_name_is_not_the_registrys_other_citecheck_and_the_comm
     assert project["project"]["scripts"] == {"citecheck": "citecheck.cli:main"}
     assert project["project"]["dynamic"] == ["version"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "citecheck.__version__"}
+
+
+# ---------------------------------------------------------------- offline said once
+
+def dns(monkeypatch, answers: dict[str, int | str]):
+    """A fake DNS for netguard: host -> an address, or the getaddrinfo error number it fails with."""
+    def resolve(host: str, port: int) -> list[str]:
+        answer = answers[host]
+        if isinstance(answer, int):
+            raise socket.gaierror(answer, "fake DNS")
+        return [answer]
+    monkeypatch.setattr(netguard, "resolver", resolve)
+
+
+OFFLINE_LINE = ("no DNS server answered in this run ({n} host name lookups): this machine looks offline. Those "
+                "citations are unreachable (dns_failure) and not cached; run again once it is online")
+
+
+def test_verify_offline_says_so_once_and_caches_nothing(capsys, monkeypatch, tmp_path):
+    dns(monkeypatch, {"a.example": socket.EAI_AGAIN, "b.example": socket.EAI_AGAIN})
+    code, out, err = run(capsys, "verify", "--claim", "Water boils at 100 °C.",
+                         "--url", "https://a.example/x", "--url", "https://b.example/y")
+    rows = json.loads("\n".join(out))["citations"]
+    assert code == 0 and [(r["label"], r["reason"]) for r in rows] == [("unreachable", "dns_failure")] * 2
+    assert err == ["citecheck verify: " + OFFLINE_LINE.format(n=2)]
+    assert len(Cache(tmp_path / "json_cache.json")) == 0                    # transient: tried again next run
+
+
+def test_batch_offline_says_so_once(capsys, monkeypatch, tmp_path):
+    dns(monkeypatch, {"a.example": socket.EAI_AGAIN, "b.example": socket.EAI_AGAIN})
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text("".join(json.dumps({"id": f"c{n}", "claim": "Water boils at 100 °C.", "urls": urls}) + "\n"
+                              for n, urls in enumerate([["https://a.example/x", "https://b.example/y"],
+                                                        ["https://a.example/z"]])), encoding="utf-8")
+    code, out, err = run(capsys, "batch", claims, "--db", tmp_path / "batch.db")
+    assert code == 0 and out == ["citation_precision=0.0000 (0/3)", "reachable_precision=n/a (0/0)"]
+    assert err == ["citecheck batch: " + OFFLINE_LINE.format(n=3)]
+
+
+@pytest.mark.parametrize("other", ["203.0.113.9", socket.EAI_NONAME], ids=["resolves", "no such name"])
+def test_one_dns_answer_means_online(capsys, monkeypatch, other):
+    """A host that resolves (here to a reserved address: refused, nothing is sent) or a DNS answer that a
+    name does not exist shows a DNS server answered: dead links, not an offline machine."""
+    dns(monkeypatch, {"a.example": socket.EAI_AGAIN, "b.example": other})
+    code, _out, err = run(capsys, "verify", "--claim", "Water boils at 100 °C.",
+                          "--url", "https://a.example/x", "--url", "https://b.example/y")
+    assert code == 0 and err == []
