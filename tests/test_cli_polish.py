@@ -12,6 +12,7 @@ import socket
 import subprocess
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import citecheck
@@ -214,3 +215,39 @@ def test_one_dns_answer_means_online(capsys, monkeypatch, other):
     code, _out, err = run(capsys, "verify", "--claim", "Water boils at 100 °C.",
                           "--url", "https://a.example/x", "--url", "https://b.example/y")
     assert code == 0 and err == []
+
+
+# ---------------------------------------------------------------- the polish list: 3 decimals, auto as booleans
+
+def test_the_check_table_prints_three_decimals_as_the_notebooks_do():
+    from citecheck import check, notebook
+    row = {"id": "A1", "status": "found", "relation": "supports", "confidence": 0.82349, "verdict": "verified",
+           "auto": False, "method": "pooled"}
+    assert check.format_table([row]).splitlines()[1].split()[3] == "0.823"
+    assert notebook.tidy([{"confidence": 0.82349}]).loc[0, "confidence"] == 0.823
+
+
+def test_reviewed_rows_carry_auto_as_a_boolean(tmp_path):
+    from citecheck import audit
+    from citecheck.audit import reviews
+    conn = audit.connect(tmp_path / "audit.db")
+    for n, (auto, label) in enumerate([(True, "supported"), (False, "contradicted"), (None, "not_found")]):
+        row = audit.write_citation(conn, "b", f"c{n}", "claim", {"url": "http://x/", "label": label,
+                                                                 "confidence": 0.5, "auto": auto})
+        reviews.record(conn, reviews.Decision("b", f"c{n}", "http://x/", row["decided_at"], None, "confirm", label,
+                                              "", "Ann"), audit.utc_now())
+    assert [r["auto"] for r in reviews.reviewed(conn)] == [True, False, None]
+    conn.close()
+
+
+def test_notebook_03_shows_auto_as_booleans():
+    from citecheck import notebook
+    path = next(p for p in notebook.notebook_paths() if p.name.startswith("03_"))
+    shown = ["".join(out.get("data", {}).get("text/plain", ""))
+             for cell in nbformat.read(path, as_version=4).cells for out in cell.get("outputs", [])]
+    tables = [text for text in shown if "reviewed_label" in text]
+    assert tables
+    for table in tables:
+        header, *lines = table.splitlines()
+        at = header.split().index("auto") + 1                   # the index column has no header
+        assert {line.split()[at] for line in lines} <= {"True", "False", "None"}, table
