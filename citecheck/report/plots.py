@@ -300,8 +300,8 @@ def confidence_by_label(rows: list[dict], threshold: float | None, *, label_key:
     if len(plotted) <= NAMED_MAX:
         place_names(ax, xs, [row["confidence"] for row in plotted], [str(row[name_key]) for row in plotted],
                     avoid=words, rules=[threshold])
-    points = "; ".join(f"{label}: " + ", ".join(f"{row[name_key]} {row['confidence']:.3f}" for row in plotted
-                                                 if row[label_key] == label)
+    points = "; ".join(f"{label}: " + ", ".join(f"{row[name_key]} {row['confidence']:.3f}" for row in rows
+                                                 if row[label_key] == label and row.get("confidence") is not None)
                        for label in order if size[label])
     return described(fig, f"{title}: one point per item at its label and confidence, with the AUTO_ACCEPT "
                           f"line at {threshold:g} (below it a person reviews). {points or 'No points'}."
