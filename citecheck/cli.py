@@ -27,6 +27,7 @@ COMMANDS = {
     "extract": ("citecheck.extract.command", "turn an LLM answer into the files batch and check read"),
     "replay": ("citecheck.web.fetch.storage", "print a crawled page as the judge read it, by its rid"),
     "serve": ("citecheck.serve.api", "run the /verify HTTP API (and the /review page)"),
+    "mcp": ("citecheck.serve.mcp.server", "let an assistant (Claude Desktop, Claude Code) run these checks"),
     "calibrate": ("citecheck.evaluation.calibrate", "choose AUTO_ACCEPT from the verdicts people reviewed"),
     "judge-server": ("citecheck.judge.local_judge.server", "run the local judge model here (no key needed)"),
     "cache": ("citecheck.cache.command", "merge newly recorded calls into json_cache.json, or count them"),
@@ -56,7 +57,8 @@ def unknown_command(word: str) -> str:
         return f"citecheck: unknown option {word!r}; `citecheck --help` lists the commands"
     close = difflib.get_close_matches(word, COMMANDS, n=1)
     if close:
-        return f"citecheck: unknown command {word!r}: did you mean {close[0]}? (`citecheck --help` lists them)"
+        return (f"citecheck: unknown command {word!r}: did you mean {close[0]}? "
+                "(`citecheck --help` lists them)")
     return f"citecheck: unknown command {word!r}; the commands are {', '.join(COMMANDS)}"
 
 
@@ -89,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         from .context import RunContext
         return int(module.run(args, RunContext.from_env()) or 0)
     except _known_errors() as exc:
-        print(config.printable(f"citecheck {argv[0]}: error: {config.redact(error_line(exc))}"), file=sys.stderr)
+        line = f"citecheck {argv[0]}: error: {config.redact(error_line(exc))}"
+        print(config.printable(line), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -23,7 +23,7 @@ WHY_UNREADABLE = {errno.EISDIR: "is a directory, not a file", errno.ENOENT: "doe
 
 def unreadable(exc: OSError) -> str | None:
     """'PATH is a directory, not a file' (and the like) for an OSError naming a file; None for any other."""
-    if exc.filename is None or exc.errno is None:
+    if not isinstance(exc.filename, (str, os.PathLike)) or exc.errno is None:    # none, or a descriptor
         return None
     why = WHY_UNREADABLE.get(exc.errno)
     return f"{shown(exc.filename)} {why}" if why else f"{shown(exc.filename)}: {(exc.strerror or '').lower()}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import json
-import pathlib
 import re
 import shutil
 import socket
@@ -73,21 +72,30 @@ def test_a_directory_is_one_line(capsys, own, role):
             "--answer": ["check", "--source", own / "notes.md", "--answer", folder],
             "batch": ["batch", folder], "extract": ["extract", folder]}[role]
     code, _out, err = run(capsys, *argv)
-    assert code == 1 and len(err) == 1 and "Errno" not in err[0] and "is a directory" in err[0], err
-    assert err[0].startswith(f"citecheck {argv[0]}: error: {folder}"), err
+    assert code == 1 and len(err) == 1 and "Errno" not in err[0], err
+    assert re.search(r"is a directory|not a regular file \(a directory", err[0]), err
+    assert err[0].startswith(f"citecheck {argv[0]}: error: "), err
 
 
 def test_an_unreadable_file_is_one_line(capsys, own, monkeypatch):
-    """As root every file is readable: the permission error comes from the file system's read, as it would."""
-    unreadable, read_bytes = own / "notes.md", pathlib.Path.read_bytes
+    """As root every file is readable: the permission error comes from the open, as it would."""
+    import os
+    unreadable, real_open = own / "notes.md", os.open
 
-    def refuse(path):
-        if path == unreadable:
+    def refuse(path, *args, **kwargs):
+        if Path(path) == unreadable:
             raise PermissionError(errno.EACCES, "Permission denied", str(path))
-        return read_bytes(path)
-    monkeypatch.setattr(pathlib.Path, "read_bytes", refuse)
+        return real_open(path, *args, **kwargs)
+    monkeypatch.setattr(os, "open", refuse)
     code, _out, err = run(capsys, "check", "--source", unreadable, "--citations", own / "citations.json")
     assert (code, err) == (1, [f"citecheck check: error: {unreadable} cannot be read (permission denied)"])
+
+
+def test_error_line_names_the_path_in_a_sentence():
+    assert cli.error_line(IsADirectoryError(errno.EISDIR, "Is a directory", "data")) == \
+        "data is a directory, not a file"
+    assert cli.error_line(IsADirectoryError(errno.EISDIR, "Is a directory", 12)) == "[Errno 21] Is a directory: 12"
+    assert cli.error_line(ValueError("as raised")) == "as raised"
 
 
 def test_a_missing_claims_file_is_a_sentence(capsys, tmp_path):

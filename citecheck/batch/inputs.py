@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import paths
 from ..context import RunContext
-from ..extract.jsondoc import too_deep
+from ..source.text import too_deep
 from ..vocabulary import ANSWER_FORMATS
 from .claims import Parsed, parse_lines, read_claims
 
