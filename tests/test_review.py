@@ -247,7 +247,8 @@ def test_check_cli_json_against_a_standin():
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert [r["id"] for r in rows] == [f"C{n}" for n in range(1, 10)]
-    assert set(rows[0]) == {"id", "status", "relation", "confidence", "verdict", "auto", "method"}
+    assert set(rows[0]) == {"id", "status", "relation", "confidence", "verdict", "auto", "method",
+                            "section", "span_start", "span_end"}     # C1 is found: where it stands
     assert {r["id"]: r["verdict"] for r in rows}["C5"] == "fabricated"
     assert done.stderr == ""
 

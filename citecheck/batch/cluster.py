@@ -50,6 +50,7 @@ from .. import config
 from ..cache import FIELDS, OFF, Cache, CacheError, HoldsSecret, checked
 from ..config import Settings
 from ..context import RunContext, open_cache
+from ..matching.spans import is_span
 from ..verdict.review import Gate, gated
 from ..vocabulary import (CONTRADICTED, LABELS, NOT_FOUND, SUPPORTED, WORKER_LOST, WORKER_RESULT_INVALID,
                           CitationRow, known_reason)
@@ -290,6 +291,7 @@ def _row(row: Any, url: str, models: set) -> dict:
         "passages": not (row.get("passages") is None or (isinstance(row["passages"], list) and all(
             isinstance(p, str) for p in row["passages"]))),
         **{key: not _text_or_none(row.get(key)) for key in _TEXT_KEYS},
+        "span": not is_span(row.get("span_start"), row.get("span_end")),
     }
     if bad := [key for key, wrong in problems.items() if wrong]:
         raise ResultInvalid(f"the row's {', '.join(bad)} is off the row contract")

@@ -34,7 +34,7 @@ from ...source.document import Document
 from ...source.pdf_text import PdfDocument
 from ...verdict.review import Gate
 from ...verify import audit_claim, public, verify_claim
-from ...vocabulary import ANSWER_FORMAT_CHOICES, CHECK_COLUMNS
+from ...vocabulary import ANSWER_FORMAT_CHOICES
 from . import inputs
 from .inputs import Folder, ToolInputError
 
@@ -65,11 +65,9 @@ DocumentsFolder = Annotated[str | None, Field(
 
 
 def row_json(row: dict, match: matching.Match, claim: str) -> dict:
-    """check's JSON row (CHECK_COLUMNS, `diff` when misquoted, `auto_note` when set) with `section` and
-    the citation's `claim`."""
-    extra = {"diff": match.diff} if match.diff else {}
-    return ({col: row[col] for col in CHECK_COLUMNS} | {"section": row["section"], "claim": claim} | extra
-            | ({"auto_note": row["auto_note"]} if row["auto_note"] else {}))
+    """check's JSON row (`check.json_row`: the span of a located quote too) with `section` and the
+    citation's `claim`."""
+    return check.json_row(row, match) | {"section": row["section"], "claim": claim}
 
 
 class Tools:
