@@ -20,21 +20,23 @@ from . import __version__, config, paths
 
 DESCRIPTION = "citecheck: check whether an LLM's citations hold up."
 COMMANDS = {
-    "check": ("citecheck.check", "check an answer's quotes against a document you have (Markdown, text, "
-                                 "RFC, PDF)"),
+    "check": ("citecheck.check", "check an answer's quotes against a document you have"),
     "verify": ("citecheck.verify", "check one claim against the web pages it cites"),
-    "batch": ("citecheck.batch", "check the cited URLs of many claims; print how many citations hold up"),
+    "batch": ("citecheck.batch", "check many claims' URLs; print how many citations hold up"),
     "extract": ("citecheck.extract.command", "turn an LLM answer into the files batch and check read"),
+    "check-answer": ("citecheck.answer.command", "check one LLM answer: every marker, sentence and source"),
     "replay": ("citecheck.web.fetch.storage", "print a crawled page as the judge read it, by its rid"),
     "serve": ("citecheck.serve.api", "run the /verify HTTP API (and the /review page)"),
-    "mcp": ("citecheck.serve.mcp.server", "let an assistant (Claude Desktop, Claude Code) run these checks"),
+    "mcp": ("citecheck.serve.mcp.server", "let an assistant (Claude Desktop, Code) run these checks"),
     "calibrate": ("citecheck.evaluation.calibrate", "choose AUTO_ACCEPT from the verdicts people reviewed"),
     "judge-server": ("citecheck.judge.local_judge.server", "run the local judge model here (no key needed)"),
-    "cache": ("citecheck.cache.command", "merge newly recorded calls into json_cache.json, or count them"),
-    "record": ("citecheck.record", "re-record the cache with the local judge; re-execute the notebooks"),
+    "cache": ("citecheck.cache.command", "merge recorded calls into json_cache.json, or count them"),
+    "record": ("citecheck.record", "re-record the cache with the local judge; rerun notebooks"),
 }
-EPILOG = ("Run `citecheck COMMAND --help` for a command's options. Without a judge, check and verify still\n"
-          "print every row: what string matching and the pages settle, the rest labelled judge_unavailable.")
+"""command -> (module, what it does for a user): at most 58 characters, one line of an 80-column help."""
+EPILOG = ("Run `citecheck COMMAND --help` for a command's options. Without a judge, check\n"
+          "and verify still print every row: what string matching and the pages settle,\n"
+          "the rest labelled judge_unavailable.")
 USAGE = 2
 """The exit status of a command line that names no command this CLI has."""
 
@@ -62,10 +64,18 @@ def unknown_command(word: str) -> str:
     return f"citecheck: unknown command {word!r}; the commands are {', '.join(COMMANDS)}"
 
 
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """The top-level help: each command's words on its own line. argparse measures the command names two
+    columns less indented than it prints them, so the longest (`check-answer`) would wrap: start wider."""
+
+    def __init__(self, prog: str):
+        super().__init__(prog, max_help_position=20)
+        self._action_max_length = max(map(len, COMMANDS)) + 4
+
+
 def top_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="citecheck", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(
-                                         prog, max_help_position=18))
+                                     formatter_class=_Help)
     parser.add_argument("--version", action="version", version=f"citecheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for name, (_module, help_text) in COMMANDS.items():

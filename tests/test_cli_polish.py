@@ -53,10 +53,12 @@ def test_an_unknown_command_is_one_line_with_the_closest_command(capsys):
                                            "commands"]
 
 
-def test_the_help_says_what_each_command_does_for_a_user(capsys):
+def test_the_help_says_what_each_command_does_for_a_user(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
     code, out, err = run(capsys, "--help")
     text = "\n".join(out)
-    assert code == 0 and err == [] and len(out) < 30
+    assert code == 0 and err == [] and len(out) < 30 and max(map(len, out)) <= 80
+    assert [line.split()[0] for line in out if line.startswith("    ")] == list(cli.COMMANDS)   # one line each
     assert "module of its stage" not in text and "check whether an LLM's citations hold up" in text
     for name, (_module, says) in cli.COMMANDS.items():
         assert name in text and says in " ".join(text.split()), name
@@ -259,3 +261,11 @@ def test_notebook_03_shows_auto_as_booleans():
         header, *lines = table.splitlines()
         at = header.split().index("auto") + 1                   # the index column has no header
         assert {line.split()[at] for line in lines} <= {"True", "False", "None"}, table
+
+
+def test_check_answer_offline_says_so_once(capsys, monkeypatch, tmp_path):
+    dns(monkeypatch, {"a.example": socket.EAI_AGAIN})
+    answer = tmp_path / "answer.md"
+    answer.write_text("Water boils at 100 °C at sea level [1].\n\n[1] https://a.example/x\n", encoding="utf-8")
+    _code, _out, err = run(capsys, "check-answer", answer)
+    assert err == ["citecheck check-answer: " + OFFLINE_LINE.format(n=1).replace("lookups", "lookup")]
