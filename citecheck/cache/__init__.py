@@ -114,7 +114,7 @@ class Cache:
             raise ValueError("CITECHECK_CACHE_STORE=off replays the export alone, so it needs CITECHECK_OFFLINE=1 "
                              "(a live run records into the store)")
         self.store = Store(where, read_only=offline, busy_timeout=busy_timeout) if where is not None else None
-        self._export = export_file.read_export(self.path)
+        self._export = export_file.Export(self.path)
         if not offline:
             export_file.clean_at_start(self.path)
 
@@ -125,8 +125,8 @@ class Cache:
         return f"Cache({self.path}, store={self.store.path if self.store is not None else OFF}, offline={self.offline})"
 
     def entries(self) -> dict:
-        """Every entry: the export's as it was read, the store's on top."""
-        return {**self._export, **self.stored()}
+        """Every entry: the export's as it was read (the whole file), the store's on top."""
+        return {**self._export.all(), **self.stored()}
 
     def stored(self) -> dict:
         """The store's entries, each checked (CacheCorrupted naming the first malformed one)."""
@@ -136,8 +136,8 @@ class Cache:
                 for key, text in self.store.items()}
 
     def exported(self) -> dict:
-        """The export's entries as they were read, each checked."""
-        return {key: checked(key, entry, self.path) for key, entry in self._export.items()}
+        """The export's entries as they were read (the whole file), each checked."""
+        return {key: checked(key, entry, self.path) for key, entry in self._export.all().items()}
 
     # ------------------------------------------------------------ lookups and recording
 
@@ -217,7 +217,7 @@ class Cache:
         `dry_run` counts what would change and writes nothing."""
         with export_file.file_lock(self.path):
             export_file.remove_orphans(self.path)
-            self._export = export_file.read_export(self.path)
+            self._export = export_file.Export(self.path, export_file.read_export(self.path))
             on_disk = self.exported()
             merged, added, changed = dict(on_disk), 0, 0
             for key, entry in self.stored().items():
@@ -227,7 +227,7 @@ class Cache:
             written = (bool(added or changed) or not self.path.exists()) and not dry_run
             if written:
                 export_file.write_export(self.path, merged)
-                self._export = merged
+                self._export = export_file.Export(self.path, merged)
         return {"entries": len(merged), "added": added, "changed": changed, "written": written}
 
 
