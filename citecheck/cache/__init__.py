@@ -12,8 +12,10 @@ Rules:
   question misses instead of replaying a stale answer.
 - Each entry is {function, model, answer, usage, seconds, recorded}: the model the server reported,
   token usage, seconds and the UTC date.
-- A lookup reads the store, then the export. A hit that is not such an entry, or that was recorded for
-  another function, raises CacheCorrupted naming its key and its file; nothing is repaired or emptied.
+- A lookup reads the store, then the export (`export.Export`: that entry alone, found by its sorted key
+  line, so a process that needs ten entries does not parse a hundred thousand). A hit that is not such
+  an entry, or that was recorded for another function, raises CacheCorrupted naming its key and its
+  file; nothing is repaired or emptied.
 - Offline (CITECHECK_OFFLINE=1): a miss raises CacheMiss naming the call and how to run it live;
   nothing is written; CACHE_MAX_AGE is ignored. CITECHECK_CACHE_STORE=off replays the export alone
   (how the notebooks are reproduced: what is committed is all they read).
