@@ -6,15 +6,21 @@ Rules:
   verification stops at its next check (before each URL, and between a page's fetch and its judging);
   its result is never used.
 - Outside `cancellable` (the CLI, a batch, the notebooks) `check()` never raises.
+- `with heavy():` marks work that may run for a parser's whole deadline (a sandboxed parse). Inside
+  `cancellable(event, heavy=lane)` it runs inside `lane()` instead (the API's parse lane: wait for a parse
+  slot, then hand the request's slot to the next request); elsewhere it is a no-op.
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
 import threading
+from collections.abc import Callable
 
 _event: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("citecheck_cancel",
                                                                                default=None)
+_lane: contextvars.ContextVar[Callable[[], contextlib.AbstractContextManager] | None] = \
+    contextvars.ContextVar("citecheck_heavy_lane", default=None)
 
 
 class Cancelled(Exception):
@@ -22,12 +28,24 @@ class Cancelled(Exception):
 
 
 @contextlib.contextmanager
-def cancellable(event: threading.Event):
-    token = _event.set(event)
+def cancellable(event: threading.Event, *, heavy: Callable[[], contextlib.AbstractContextManager] | None = None):
+    token, lane = _event.set(event), _lane.set(heavy)
     try:
         yield
     finally:
+        _lane.reset(lane)
         _event.reset(token)
+
+
+@contextlib.contextmanager
+def heavy():
+    """Run the block in the caller's heavy lane, if it gave one (module rules)."""
+    lane = _lane.get()
+    if lane is None:
+        yield
+        return
+    with lane():
+        yield
 
 
 def check() -> None:

@@ -24,7 +24,8 @@ def verdict(claim, urls, label="supported"):
     return {"claim": claim, "overall": label,
             "citations": [{"url": u, "label": label, "evidence_quote": "quoted", "confidence": 0.9,
                            "final_url": u, "original_status": 200, "rid": None, "reason": None, "auto": True,
-                           "auto_note": None, "method": "pooled"}
+                           "auto_note": None, "method": "pooled", "span_start": None, "span_end": None,
+                           "status": None, "diff": None}
                           for u in urls]}
 
 
@@ -354,6 +355,50 @@ def test_verify_keeps_answering_while_four_large_page_requests_run():
     assert sorted(large.cancelled) == [f"large {n}" for n in range(4)] and large.finished == []
 
 
+class ParsingPage:
+    """A verification whose page parse (the sandbox's heavy lane) runs for `seconds`, checking cancellation."""
+
+    def __init__(self, seconds=1.5):
+        self.seconds, self.lanes = seconds, []
+
+    def __call__(self, claim, urls):
+        if not claim.startswith("slow page"):
+            return verdict(claim, urls)
+        with cancellation.heavy():
+            self.lanes.append(claim)
+            ends = time.monotonic() + self.seconds
+            while time.monotonic() < ends:
+                cancellation.check()
+                time.sleep(0.02)
+        return verdict(claim, urls)
+
+
+def test_requests_parsing_slow_pages_hand_their_slots_to_cheap_requests():
+    """Every request slot is taken by a request whose page parse is slow: each hands its slot over once it
+    parses, so cheap requests are answered beside them instead of 429, and the slow ones still end 200."""
+    parsing = ParsingPage()
+    app = app_with(FakeVerify(parsing), concurrency=2, deadline=10, queue_timeout=0.2)
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            slow = [asyncio.create_task(client.post("/verify", json={"claim": f"slow page {n}", "urls": [URL]}))
+                    for n in range(4)]                                   # 2 x API_CONCURRENCY parses
+            await asyncio.sleep(0.3)
+            cheap = [(await client.post("/verify", json={"claim": "small", "urls": [URL]})).status_code
+                     for _ in range(3)]
+            return [await task for task in slow], cheap
+    slow, cheap = asyncio.run(scenario())
+    assert sorted(parsing.lanes) == [f"slow page {n}" for n in range(4)]  # all four parse at once
+    assert cheap == [200, 200, 200]
+    assert [r.status_code for r in slow] == [200] * 4
+
+
+def test_outside_the_api_the_heavy_lane_is_a_no_op():
+    with cancellation.heavy():
+        pass
+
+
 def test_a_slot_is_released_once_when_the_deadline_passes_and_the_work_ends_later():
     first, later = threading.Event(), threading.Event()
 
@@ -553,7 +598,7 @@ def test_offline_cache_miss_through_the_api_is_a_labelled_verdict(tmp_path):
     assert response.json() == {"claim": "c", "overall": "unreachable", "citations": [
         {"url": url, "label": "unreachable", "evidence_quote": None, "confidence": None, "final_url": None,
          "original_status": None, "rid": None, "reason": "cache_miss", "auto": True, "auto_note": None,
-         "method": None}]}
+         "method": None, "span_start": None, "span_end": None, "status": None, "diff": None}]}
 
 
 # --- the dry run: `serve --dry-run` in its own process, answering from the cache -----------------------

@@ -2,6 +2,7 @@
 its parent's end kills; the host holds no secret; only JSON comes back (issue 24, item 2)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -60,6 +61,21 @@ def test_a_cancelled_caller_kills_its_parser_and_gets_cancelled():
     with cancellation.cancellable(event), pytest.raises(cancellation.Cancelled):
         sandbox.run(pdf_text.read_pages, SLOW, 60.0, ARGS, preload=("pypdf",))
     assert gone(children(sandbox._host.process.pid))
+
+
+def test_a_parse_runs_in_its_callers_heavy_lane_and_its_deadline_starts_there():
+    """The API's parse lane admits the parse (here after 1 s of waiting); the 0.5 s deadline counts from then."""
+    entered = []
+
+    @contextlib.contextmanager
+    def lane():
+        time.sleep(1.0)
+        entered.append(time.monotonic())
+        yield
+    started = time.monotonic()
+    with cancellation.cancellable(threading.Event(), heavy=lane), pytest.raises(sandbox.TooSlow):
+        sandbox.run(pdf_text.read_pages, SLOW, 0.5, ARGS, preload=("pypdf",))
+    assert len(entered) == 1 and time.monotonic() - started >= 1.5
 
 
 def test_an_exception_in_the_parser_is_one_line_and_only_citecheck_functions_run():

@@ -15,8 +15,12 @@ Rules:
 - At most API_CONCURRENCY verifications hold a slot at once; a request waits up to API_QUEUE_TIMEOUT
   for one, so the slowest answer takes API_QUEUE_TIMEOUT + API_DEADLINE. At the deadline the slot is
   released and the work cancelled (`cancellation`): it stops at its next check and its result is
-  discarded. The worker pool has twice API_CONCURRENCY threads, so cancelled work finishing its current
-  step (one fetch, bounded by FETCH_DEADLINE; one judge call and its retries, by JUDGE_TIMEOUT and
+  discarded.
+- A sandboxed parse (a page's HTML or PDF, bounded by EXTRACT_MAX_SECONDS / PDF_MAX_SECONDS) runs in the
+  parse lane (`cancellation.heavy`): it waits for one of 2 x API_CONCURRENCY parse slots, then hands its
+  request slot to the next request, so up to 2 x API_CONCURRENCY slow pages cannot starve cheap requests
+  (theirs parse beside them). The worker pool has four times API_CONCURRENCY threads (parsing, holding a
+  slot, finishing after a 504), so cancelled work finishing its current step (one fetch, bounded by FETCH_DEADLINE; one judge call and its retries, by JUDGE_TIMEOUT and
   JUDGE_RETRIES) never blocks new work.
 - `serve` closes a connection whose request head is not complete within API_HEADER_TIMEOUT seconds
   (`serving`), so half-sent requests cannot pile up.
@@ -35,6 +39,7 @@ Rules:
 import argparse
 import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
 import importlib
 import logging
@@ -313,14 +318,14 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
     if ctx.settings.audit_db is not None:
         verify = audit_service.auditing(verify, writer)
     VerifyRequest = _request_model(limits)
-    workers = concurrent.futures.ThreadPoolExecutor(max_workers=2 * limits.concurrency,
+    workers = concurrent.futures.ThreadPoolExecutor(max_workers=4 * limits.concurrency,
                                                     thread_name_prefix="verify")
-    slots = asyncio.Semaphore(limits.concurrency)
+    slots, parsing = asyncio.Semaphore(limits.concurrency), threading.BoundedSemaphore(2 * limits.concurrency)
 
     app = FastAPI(title="citecheck", version="0.1.0", lifespan=audit_service.closing(writer),
                   description="Verify an LLM's cited URLs against a claim (the live-web flow).")
     app.state.limits, app.state.audit_writer = limits, writer
-    review_app.attach(app, ctx, writer, gate.shown(ctx.settings.judge_model))
+    review_app.attach(app, ctx, writer, gate.headline())
 
     @app.exception_handler(RequestValidationError)
     async def _bad_body(request: Request, exc: RequestValidationError):
@@ -351,18 +356,28 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
             return JSONResponse({"detail": f"busy: {limits.concurrency} verifications are running; "
                                            "retry later (API_CONCURRENCY)"}, status_code=429,
                                 headers={"Retry-After": str(max(1, math.ceil(limits.queue_timeout)))})
-        cancel, released = threading.Event(), []
+        cancel, released, loop = threading.Event(), [], asyncio.get_running_loop()
 
         def release(_=None) -> None:
-            if not released:                     # once: at the deadline or when the work ends, if sooner
+            if not released:                     # once: at the deadline, a parse or the work's end
                 released.append(True)
                 slots.release()
 
+        @contextlib.contextmanager
+        def parse_lane():
+            while not parsing.acquire(timeout=0.25):
+                cancellation.check()
+            try:
+                loop.call_soon_threadsafe(release)
+                yield
+            finally:
+                parsing.release()
+
         def run() -> dict:
-            with cancellation.cancellable(cancel):
+            with cancellation.cancellable(cancel, heavy=parse_lane):
                 return verify(claim, urls)
         try:
-            work = asyncio.get_running_loop().run_in_executor(workers, run)
+            work = loop.run_in_executor(workers, run)
         except BaseException:
             release()
             raise

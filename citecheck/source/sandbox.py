@@ -10,9 +10,12 @@ Rules:
   module and `preload` once, so a fork starts with its parser loaded. The host ends, killing its
   children, when its parent does (its control socket closes).
 - A child's address space is capped at MEMORY_CAP (RLIMIT_AS) and its CPU at the deadline plus 2 s
-  (RLIMIT_CPU: it dies even if its parent is gone); it reads the payload from an anonymous file and
-  writes length-prefixed JSON frames (progress, then one result) to a pipe.
-- Outcomes: past `seconds` (wall clock from the call) the child is killed -> TooSlow (with the last
+  (RLIMIT_CPU: it dies even if its parent is gone); it reads the payload from an anonymous in-memory file
+  (memfd; an unlinked temporary file where there is none) and writes length-prefixed JSON frames (progress,
+  then one result) to a pipe.
+- A call runs in its caller's heavy lane (`cancellation.heavy`; the API's parse slots) and its deadline
+  starts when the lane admits it.
+- Outcomes: past `seconds` (wall clock from admission) the child is killed -> TooSlow (with the last
   progress); the caller cancelled (`cancellation`) -> killed, Cancelled; MemoryError or an answer over
   RESULT_MAX_BYTES -> TooBig; another exception -> Failed (type and first line); no answer (a crash,
   a signal) -> Crashed. The parent parses frames with `json.loads` alone: nothing a child sends is
@@ -132,13 +135,20 @@ def shutdown() -> None:
 
 def run(function: Callable, payload: bytes, seconds: float, args: dict | None = None, *,
         preload: tuple[str, ...] = (), memory: int = MEMORY_CAP):
-    """`function(payload, args, progress)` in a child process, within `seconds` (module rules)."""
+    """`function(payload, args, progress)` in a child process, within `seconds` (module rules), in the
+    caller's heavy lane (`cancellation.heavy`): the deadline starts once the lane lets it in."""
+    with cancellation.heavy():
+        return _run(function, payload, seconds, args, preload, memory)
+
+
+def _run(function: Callable, payload: bytes, seconds: float, args: dict | None, preload: tuple[str, ...],
+         memory: int):
     ends = time.monotonic() + seconds
     job = next(_jobs)
     head = json.dumps(args or {}).encode()
     read_end, write_end = os.pipe()
     try:
-        with tempfile.TemporaryFile() as carried:
+        with _anonymous_file() as carried:
             carried.write(_HEAD.pack(len(head)) + head)
             carried.write(payload)
             carried.flush()
@@ -152,6 +162,13 @@ def run(function: Callable, payload: bytes, seconds: float, args: dict | None = 
         os.close(read_end)
         if write_end is not None:
             os.close(write_end)
+
+
+def _anonymous_file():
+    """A file with no name: in memory (memfd) where the kernel has it, else an unlinked temporary file."""
+    if hasattr(os, "memfd_create"):
+        return open(os.memfd_create("citecheck-payload", os.MFD_CLOEXEC), "w+b")
+    return tempfile.TemporaryFile()
 
 
 def _answer(job: int, fd: int, ends: float, seconds: float):

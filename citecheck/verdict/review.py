@@ -122,6 +122,14 @@ class Gate:
         threshold = self.threshold(model)
         return EVERYTHING_TO_A_PERSON if threshold is None else threshold
 
+    def headline(self) -> str:
+        """The gate in one line, for a page that shows verdicts of many models (the review queue)."""
+        if self.settings.auto_accept is not None:
+            return f"AUTO_ACCEPT = {self.settings.auto_accept:g}"
+        calibrated = sum(1 for model in self.table if self.threshold(model) is not None)
+        where = shown(self.settings.auto_accept_table)
+        return f"AUTO_ACCEPT per model ({where}): " + (f"{calibrated} set" if calibrated else "none set, all to a person")
+
     def note(self, model: str | None) -> str:
         """Why no threshold is in force for `model` (a row's `auto_note`, the stderr line)."""
         where, name = shown(self.settings.auto_accept_table), model or "an unnamed model"
@@ -171,8 +179,9 @@ def decide(match: Match, answer: dict | None, threshold: "float | Gate") -> dict
 
 def gated(row: dict, threshold: "float | Gate", model: str | None = None) -> dict:
     """A live-web row with its `auto` (and `auto_note`) set by the gate for the model that answered
-    (`model`, else the row's own `model`)."""
-    return {**row, **gate_of(threshold).route(row.get("confidence"), model or row.get("model"))}
+    (`model`, else the row's own `model`); a row whose carried text is misquoted is never automatic."""
+    return {**row, **gate_of(threshold).route(row.get("confidence"), model or row.get("model"),
+                                              misquoted=row.get("status") == MISQUOTED)}
 
 
 def needs_review(row: dict, threshold: "float | Gate | None") -> bool:
