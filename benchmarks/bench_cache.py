@@ -14,15 +14,15 @@ Entries are `--entry-kb` KB of page-like text, like a small fetched page.
 Process start (`--start-sizes`, default 1,000 and 100,000 entries): a json_cache.json of that many entries,
 and a fresh Python process that opens it as a replay does (offline, the export alone) and looks up ten
 of its entries; beside it the same process on a 10-entry file (what any start costs) and one that parses
-the whole file first (the design this replaced). CPU ms (user + system) of each process, the medians of
-`--starts` interleaved runs, all in this one run; the cache's share is the difference with the 10-entry start.
+the whole file first (the design this replaced). CPU ms (user + system) and peak memory of each process,
+the medians of `--starts` interleaved runs, all in this one run; the cache's share is the difference with
+the 10-entry start.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -110,32 +110,36 @@ def write_export(path: Path, size: int, kb: int) -> list[str]:
     return keys[::max(size // 10, 1)][:10]
 
 
-def cpu_ms(*args: str) -> float:
-    """CPU ms (user + system) of one child process running START."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-c", START, *args], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+def cpu_ms(*args: str) -> tuple[float, float]:
+    """(CPU ms (user + system), peak resident MiB) of one child process running START."""
+    child = subprocess.Popen([sys.executable, "-c", START, *args], env={**os.environ, "PYTHONPATH": str(ROOT)})
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"the start process failed ({child.returncode})")
+    return (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss / 1024
 
 
 def starts(work: Path, sizes: list[int], kb: int, repeats: int) -> None:
     files = {size: work / f"start-{size}.json" for size in [10, *sizes]}
     keys = {size: ",".join(write_export(path, size, kb)) for size, path in files.items()}
-    runs: dict[tuple, list[float]] = {}
+    runs: dict[tuple, list[tuple[float, float]]] = {}
     for _ in range(repeats):
         for size, path in files.items():
             runs.setdefault((size, "lookups"), []).append(cpu_ms(str(path), keys[size], "lookups"))
             if size != 10:
                 runs.setdefault((size, "whole"), []).append(cpu_ms(str(path), keys[size], "whole"))
-    base = statistics.median(runs[10, "lookups"])
-    print(f"\nprocess start: open the export offline and look up 10 entries; CPU ms, medians of {repeats}; "
-          f"a start on a 10-entry file: {base:.0f} ms\n")
+    def median(size, kind, n):
+        return statistics.median(run[n] for run in runs[size, kind])
+    base = median(10, "lookups", 0)
+    print(f"\nprocess start: open the export offline and look up 10 entries; CPU ms (peak MiB), medians of "
+          f"{repeats}; a start on a 10-entry file: {base:.0f} ms ({median(10, 'lookups', 1):.0f} MiB)\n")
     print("| entries | file MB | start ms | cache's share ms | parsing the whole file first (replaced) ms | its share ms |")
     print("|---:|---:|---:|---:|---:|---:|")
     for size in sizes:
-        lazy, whole = statistics.median(runs[size, "lookups"]), statistics.median(runs[size, "whole"])
-        print(f"| {size:,} | {files[size].stat().st_size / 1e6:.0f} | {lazy:.0f} | {lazy - base:.0f} | "
-              f"{whole:.0f} | {whole - base:.0f} |", flush=True)
+        lazy, whole = median(size, "lookups", 0), median(size, "whole", 0)
+        print(f"| {size:,} | {files[size].stat().st_size / 1e6:.0f} | {lazy:.0f} ({median(size, 'lookups', 1):.0f} MiB) "
+              f"| {lazy - base:.0f} | {whole:.0f} ({median(size, 'whole', 1):.0f} MiB) | {whole - base:.0f} |", flush=True)
     lookup_s, parse_s = lookup_and_parse(files[max(sizes)], files[min(sizes)])
     bytes_per_lookup = lookup_s * files[min(sizes)].stat().st_size / parse_s
     print(f"\none lookup in {max(sizes):,} entries: {lookup_s * 1e6:.0f} us; parsing {min(sizes):,} entries whole: "
