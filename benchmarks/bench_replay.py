@@ -54,10 +54,13 @@ def cpu_seconds() -> float:
                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
-def timed(path: Path) -> tuple[float, float]:
-    """(CPU seconds, wall seconds) of one replay of `path`."""
+def timed(path: Path, failed: dict) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one replay of `path`; a replay that fails is noted in `failed`."""
     cpu, wall = cpu_seconds(), time.perf_counter()
-    notebook.execute(path)
+    try:
+        notebook.execute(path)
+    except Exception as exc:  # noqa: BLE001 - a failing notebook is a labelled row; the others still run
+        failed.setdefault(path.name.removeprefix("floor-"), str(exc).strip().splitlines()[-1][:120])
     return cpu_seconds() - cpu, time.perf_counter() - wall
 
 
@@ -74,12 +77,13 @@ def main() -> int:
         floors[path].parent.mkdir(exist_ok=True)
         nbformat.write(floor_notebook(path), str(floors[path]))
     runs: dict[tuple[Path, str], list[tuple[float, float]]] = {(p, k): [] for p in paths for k in KINDS}
+    failed: dict[str, str] = {}
     for _ in range(args.repeats):
         for path in paths:
             forget_vectors()
-            runs[path, "cold"].append(timed(path))
-            runs[path, "warm"].append(timed(path))
-            runs[path, "floor"].append(timed(floors[path]))
+            runs[path, "cold"].append(timed(path, failed))
+            runs[path, "warm"].append(timed(path, failed))
+            runs[path, "floor"].append(timed(floors[path], failed))
             print(f"{path.stem}: " + ", ".join(f"{k} {runs[path, k][-1][0]:.1f} s CPU" for k in KINDS),
                   file=sys.stderr, flush=True)
     print(f"{os.cpu_count()} CPUs, load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} at the end; "
@@ -88,13 +92,16 @@ def main() -> int:
     print("|---|---:|---:|---:|---:|---:|")
     totals = dict.fromkeys(KINDS, 0.0)
     for path in paths:
+        if path.name in failed:
+            print(f"| {path.stem} | failed: {failed[path.name]} | | | | |")
+            continue
         cpu = {k: statistics.median(c for c, _ in runs[path, k]) for k in KINDS}
         wall = {k: statistics.median(w for _, w in runs[path, k]) for k in KINDS}
         for k in KINDS:
             totals[k] += cpu[k]
         print(f"| {path.stem} | " + " | ".join(f"{cpu[k]:.1f} ({wall[k]:.1f})" for k in KINDS)
               + f" | {cpu['cold'] / cpu['warm']:.2f} | {cpu['warm'] / cpu['floor']:.2f} |")
-    print(f"| all | " + " | ".join(f"{totals[k]:.1f}" for k in KINDS)
+    print(f"| all{' that ran' if failed else ''} | " + " | ".join(f"{totals[k]:.1f}" for k in KINDS)
           + f" | {totals['cold'] / totals['warm']:.2f} | {totals['warm'] / totals['floor']:.2f} |")
     return 0
 
