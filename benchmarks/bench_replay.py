@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import statistics
 import sys
@@ -60,7 +61,8 @@ def timed(path: Path, failed: dict) -> tuple[float, float]:
     try:
         notebook.execute(path)
     except Exception as exc:  # noqa: BLE001 - a failing notebook is a labelled row; the others still run
-        failed.setdefault(path.name.removeprefix("floor-"), str(exc).strip().splitlines()[-1][:120])
+        reason = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip().splitlines()[-1]      # without terminal colours
+        failed.setdefault(path.name.removeprefix("floor-"), reason[:120])
     return cpu_seconds() - cpu, time.perf_counter() - wall
 
 
