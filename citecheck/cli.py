@@ -2,7 +2,8 @@
 
 Rule: a module named here provides `add_arguments(parser)` and `run(args, ctx) -> int`; the module is
 imported only when its command runs. The run context (settings read from the environment, once) is
-built here and passed down. Known failures print one line on stderr and exit non-zero.
+built here, passed down and closed when the command ends (its HTTP clients). Known failures print one
+line on stderr and exit non-zero.
 """
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     args = command.parse_args(argv[1:])
     try:
         from .context import RunContext
-        return int(module.run(args, RunContext.from_env()) or 0)
+        with RunContext.from_env() as ctx:              # the run's clients close when it ends
+            return int(module.run(args, ctx) or 0)
     except _known_errors() as exc:
         print(config.printable(f"citecheck {argv[0]}: error: {config.redact(str(exc))}"), file=sys.stderr)
         return 1
