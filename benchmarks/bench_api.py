@@ -2,19 +2,22 @@
 
 A script that prints numbers, not a timed test:
 
-    .venv/bin/python benchmarks/bench_api.py                   # 3 rounds of 300 requests, 4 at a time
-    .venv/bin/python benchmarks/bench_api.py --rounds 5 --requests 500
-    .venv/bin/python benchmarks/bench_api.py --profile api.prof   # the dry run under cProfile
+    flock /tmp/citecheck-notebook.lock .venv/bin/python benchmarks/bench_api.py   # 3 rounds of 300, 4 at once
+    flock /tmp/citecheck-notebook.lock .venv/bin/python benchmarks/bench_api.py --rounds 5 --requests 500
 
-Two servers run in their own processes on 127.0.0.1: `python -m citecheck serve --dry-run` (the real
-/verify: offline replay of json_cache.json against the fixture site, the same bodies as
-`load_api.py`) and a bare FastAPI app under plain uvicorn whose POST /verify parses the same body
-model (a claim and a list of URLs) and returns the answer the real server gave for it (recorded
-during the warm-up, so both send the same bytes). Rounds alternate between the two so both see the
-same machine load; each round's CPU is the server process's user + system time (/proc, all its
-threads) over the round. Prints each round, the medians in ms per request and their ratio.
-The dry run binds the fixture site's port (8731): run it under the notebook lock,
-`flock /tmp/citecheck-notebook.lock .venv/bin/python benchmarks/bench_api.py`.
+Three servers run in their own processes on 127.0.0.1:
+- `serve --dry-run`: `python -m citecheck serve --dry-run`, the real /verify (offline replay of
+  json_cache.json against the fixture site; the bodies of `load_api.py`, 1 to 6 URLs each);
+- `API, no pipeline`: the same app (`api.create_app`: body guard, access log, validation, slots,
+  deadline, gate; `serving`'s protocol) over a `verify` that returns the recorded answer at once: what
+  serving a request costs, the pipeline's replay apart;
+- `bare FastAPI`: plain uvicorn and a FastAPI POST /verify that parses the same body model (a claim and
+  a list of URLs) and returns the recorded answer.
+The answers are recorded from the real server during the warm-up, so all three send the same verdicts.
+Rounds alternate between the servers so all see the same machine load; a round's CPU is the server
+process's user + system time (/proc, all its threads) over the round. Prints each round, the medians
+in ms per request and the ratios to the bare endpoint. The dry run binds the fixture site's port (8731):
+run it under the notebook lock.
 """
 import argparse
 import asyncio
@@ -28,6 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load_api import NOTEBOOK_02, ROOT, burst, free_port, wait_healthy  # noqa: E402
+
+
+DRY_RUN, LAYER, BARE = "serve --dry-run", "API, no pipeline", "bare FastAPI"
 
 
 def process_cpu(pid: int) -> float:
@@ -60,15 +66,31 @@ def bare_app(answers_file: Path):
     return app
 
 
-def start_bare(port: int, answers_file: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, __file__, "--bare-server", str(port), "--answers", str(answers_file)],
-                            cwd=ROOT)
+def serve_without_pipeline(port: int, answers_file: Path) -> None:
+    """`serve`'s app and protocol over a `verify` returning the recorded answer (the app gates it again)."""
+    import uvicorn
+
+    from citecheck.context import RunContext
+    from citecheck.serve import api, serving
+    recorded = {(a["claim"], tuple(a["urls"])): a["answer"]
+                for a in json.loads(answers_file.read_text(encoding="utf-8"))}
+
+    def verify(claim: str, urls: list[str]) -> dict:
+        answer = recorded[(claim, tuple(urls))]
+        return {**answer, "citations": [{k: v for k, v in c.items() if k not in ("auto", "auto_note")}
+                                        for c in answer["citations"]]}
+    ctx = RunContext.from_env().replace(offline=True)
+    app = api.create_app(ctx, verify)
+    uvicorn.Server(serving.server_config(app, ctx.settings.api, "127.0.0.1", port, "warning")).run()
 
 
-def start_api(port: int, profile: str | None) -> subprocess.Popen:
+def start(mode: str, port: int, answers_file: Path) -> subprocess.Popen:
+    command = [sys.executable, __file__, mode, str(port), "--answers", str(answers_file)]
+    return subprocess.Popen(command, cwd=ROOT)
+
+
+def start_api(port: int) -> subprocess.Popen:
     command = ["-m", "citecheck", "serve", "--dry-run", "--port", str(port), "--log-level", "warning"]
-    if profile:
-        command = ["-m", "cProfile", "-o", profile, *command]
     return subprocess.Popen([sys.executable, *command], cwd=ROOT, env=os.environ.copy())
 
 
@@ -97,27 +119,30 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=300, help="requests per round and server")
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--profile", default=None, help="write the API server's cProfile stats here")
     parser.add_argument("--bare-server", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--layer-server", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--answers", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare_server:
         import uvicorn
         uvicorn.run(bare_app(args.answers), host="127.0.0.1", port=args.bare_server, log_level="warning")
         return 0
+    if args.layer_server:
+        serve_without_pipeline(args.layer_server, args.answers)
+        return 0
 
-    api_url, bare_url = (f"http://127.0.0.1:{free_port()}" for _ in range(2))
-    api = start_api(int(api_url.rsplit(":", 1)[1]), args.profile)
-    bare = None
+    urls = [f"http://127.0.0.1:{free_port()}" for _ in range(3)]
+    processes = [start_api(int(urls[0].rsplit(":", 1)[1]))]
     try:
-        wait_healthy(api_url, api)
+        wait_healthy(urls[0], processes[0])
         answers = Path(tempfile.mkdtemp(prefix="bench-api-")) / "answers.json"
-        answers.write_text(json.dumps(record_answers(api_url, NOTEBOOK_02)), encoding="utf-8")
-        bare = start_bare(int(bare_url.rsplit(":", 1)[1]), answers)
-        wait_healthy(bare_url, bare)
-        servers = {"serve --dry-run": (api_url, api.pid), "bare FastAPI": (bare_url, bare.pid)}
-        for url, pid in servers.values():                  # warm both (imports, first-use caches)
-            round_cpu(url, pid, 2 * len(NOTEBOOK_02), args.concurrency)
+        answers.write_text(json.dumps(record_answers(urls[0], NOTEBOOK_02)), encoding="utf-8")
+        for mode, url in (("--layer-server", urls[1]), ("--bare-server", urls[2])):
+            processes.append(start(mode, int(url.rsplit(":", 1)[1]), answers))
+            wait_healthy(url, processes[-1])
+        servers = dict(zip((DRY_RUN, LAYER, BARE), zip(urls, (p.pid for p in processes))))
+        for url, pid in servers.values():                  # warm all (imports, first-use caches)
+            round_cpu(url, pid, 4 * len(NOTEBOOK_02), args.concurrency)
         per_request = {name: [] for name in servers}
         for number in range(1, args.rounds + 1):
             for name, (url, pid) in servers.items():
@@ -125,19 +150,19 @@ def main() -> int:
                 if set(statuses) != {200}:
                     raise SystemExit(f"{name}: statuses {statuses}")
                 per_request[name].append(ms)
-                print(f"round {number}  {name:16} {ms:6.2f} CPU ms / request", flush=True)
+                print(f"round {number}  {name:18} {ms:6.2f} CPU ms / request", flush=True)
     finally:
-        for server in (api, bare):
-            if server is not None:
-                server.terminate()
-                server.wait(timeout=60)
+        for server in processes:
+            server.terminate()
+            server.wait(timeout=60)
     medians = {name: statistics.median(values) for name, values in per_request.items()}
     print(f"\n{args.rounds} rounds x {args.requests} requests, {args.concurrency} concurrent, "
           f"{len(NOTEBOOK_02)} distinct bodies (1 to 6 URLs); {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f}")
     for name, value in medians.items():
-        print(f"{name:16} median {value:.2f} CPU ms / request")
-    print(f"API / bare FastAPI = {medians['serve --dry-run'] / medians['bare FastAPI']:.2f} (target <= 2)")
+        print(f"{name:18} median {value:.2f} CPU ms / request   {value / medians[BARE]:.2f} x bare FastAPI")
+    print(f"API overhead / bare FastAPI = {medians[LAYER] / medians[BARE]:.2f} (target <= 2); "
+          f"with the pipeline's replay = {medians[DRY_RUN] / medians[BARE]:.2f}")
     return 0
 
 

@@ -13,6 +13,7 @@ Rules:
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -26,7 +27,19 @@ CALIBRATION_FILE = ROOT / "data" / "judge_calibration.json"
 
 def question_key(instructions: Any, criteria: dict) -> str:
     """Which question a set of calibration offsets was fitted for (instructions + criteria, in order)."""
-    blob = json.dumps({"instructions": instructions, "criteria": list(criteria.items())}, ensure_ascii=False)
+    try:
+        return _text_question_key(instructions, tuple(criteria.items()))
+    except TypeError:                             # content that is not text (an object): not remembered
+        return _digest(instructions, list(criteria.items()))
+
+
+@functools.lru_cache(maxsize=64)
+def _text_question_key(instructions: str, criteria: tuple) -> str:
+    return _digest(instructions, list(criteria))
+
+
+def _digest(instructions: Any, criteria: list) -> str:
+    blob = json.dumps({"instructions": instructions, "criteria": criteria}, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
