@@ -4,7 +4,8 @@ Rules:
 - The judge reads the claim against the whole section the quote was located in (the cited section
   for a claim-only citation); a missing quote asks no model (`review.decide`: fabricated).
 - One row per usable citation, in file order (`vocabulary.SourceRow`); `check` prints the
-  CHECK_COLUMNS as a table or as JSON, and exits 1 when a citation was unusable.
+  CHECK_COLUMNS as a table or as JSON, and exits 1 when a citation was unusable. A located quote (found,
+  misquoted) carries its span in the section's text: JSON adds `section`, `span_start`, `span_end`.
 - The check degrades, it never goes silent: a citation the judge cannot answer (no key, unreachable,
   an offline cache miss) is a row with verdict `judge_unavailable` (never automatic) and the others
   are still checked; once the live judge has failed, the rest are only replayed from the cache, so
@@ -56,9 +57,10 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
     (id, message) and its row is `judge_unavailable` (see module rules). `threshold`: `review.gate_of`."""
     threshold = gate_of(threshold, ctx.settings)
     judge_ctx = ctx
+    sections = matching.Sections(document)          # normalised once for every citation
     out = []
     for citation in citations:
-        match = matching.locate(citation["quote"], document, citation["section"],
+        match = matching.locate(citation["quote"], sections, citation["section"],
                                 max_chars=ctx.settings.near_miss_max_chars)
         decided = decide(match, None, threshold)
         if match.status != MISSING:
@@ -75,7 +77,7 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
                 if not isinstance(exc, (CacheMiss, judges.JudgeOutputInvalid)):   # down: replay only from now on
                     judge_ctx = judge_ctx.replace(offline=True)
         out.append((SourceRow(id=citation["id"], status=match.status, section=match.section,
-                              **decided).to_dict(), match))
+                              span_start=match.start, span_end=match.end, **decided).to_dict(), match))
     return out
 
 
@@ -83,7 +85,7 @@ def check_citations(document: Document, citations: list[dict], ctx: RunContext, 
                     threshold: float | Gate | None = None, judge: Callable[[str, str], dict] | None = None,
                     unavailable: list[tuple[str, str]] | None = None) -> list[dict]:
     """One SourceRow dict per citation: id, status, section, relation, confidence, verdict, auto, auto_note,
-    method and model (what answered; None when no model did)."""
+    method, model (what answered; None when no model did) and the located quote's span in the section."""
     return [row for row, _ in check_matches(document, citations, ctx, threshold=threshold, judge=judge,
                                             unavailable=unavailable)]
 
@@ -168,9 +170,7 @@ def run(args, ctx: RunContext) -> int:
     columns = COLUMNS + ("expected",) * args.expected
     rows = [{**row, "expected": citation.get("expected")} for (row, _), citation in zip(checked, citations)]
     if args.json:
-        print(json.dumps([{col: row[col] for col in columns} | ({"diff": match.diff} if match.diff else {})
-                          | ({"auto_note": row["auto_note"]} if row["auto_note"] else {})
-                          for row, (_, match) in zip(rows, checked)], indent=2))
+        print(json.dumps([json_row(row, match, columns) for row, (_, match) in zip(rows, checked)], indent=2))
     else:
         print(printable(document.summary(total), lines=True))
         lines = [format_table(rows, columns)] if rows else []
@@ -185,6 +185,15 @@ def run(args, ctx: RunContext) -> int:
     gate.tell(rows, "check")
     failing = ci_gate.verdict_gate(rows, args.fail_on) if args.fail_on else None
     return ci_gate.finish("check", bool(errors or unavailable or not citations), failing)
+
+
+def json_row(row: dict, match: matching.Match, columns: tuple[str, ...] = COLUMNS) -> dict:
+    """One row of `check --json`: the columns, then `diff` (a misquote), `auto_note` (when set) and, for a
+    located quote, its `section`, `span_start` and `span_end`."""
+    located = {key: row[key] for key in ("section", "span_start", "span_end")}
+    return ({col: row[col] for col in columns} | ({"diff": match.diff} if match.diff else {})
+            | ({"auto_note": row["auto_note"]} if row["auto_note"] else {})
+            | (located if row["span_start"] is not None else {}))
 
 
 def agreement_line(rows: list[dict]) -> str:

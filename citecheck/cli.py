@@ -20,6 +20,7 @@ COMMANDS = {
     "extract": ("citecheck.extract.command", "turn an LLM answer into claims.jsonl and citations.json"),
     "replay": ("citecheck.web.fetch.storage", "print a stored page by its rid (Crawlbase Storage API)"),
     "serve": ("citecheck.serve.api", "serve the /verify HTTP API (and /review when REVIEW_TOKEN is set)"),
+    "mcp": ("citecheck.serve.mcp.server", "serve the checks to an assistant (MCP tools over stdio)"),
     "calibrate": ("citecheck.evaluation.calibrate", "choose AUTO_ACCEPT from the reviewed rows of the audit DB"),
     "judge-server": ("citecheck.judge.local_judge.server", "start the local judge on 127.0.0.1"),
     "cache": ("citecheck.cache.command", "export the cache store to json_cache.json, or count both"),

@@ -22,7 +22,7 @@ Rules:
   that answered, `auto_note` saying why when none is); `threshold` is `review.gate_of`'s (None: the run's).
   `method` names the judge method that answered (the verdict's, after any fallback; null when no model
   answered). `verify` audits its citations (batch `verify`, `model` the model that answered) when AUDIT_DB
-  is set.
+  is set. An evidence quote carries its span in the page's text as stored (`matching.spans.find`).
 """
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ from .cache import CacheError
 from .context import RunContext
 from .judge import methods
 from .judge.judges import JudgeUnavailable
+from .matching import spans
 from .verdict.aggregate import overall
 from .verdict.guard import guard
 from .verdict.review import Gate, gate_of, gated
@@ -75,10 +76,12 @@ class Trace:
 
 def _row(url: str, page: FetchResult | None, label: str, reason: str | None,
          quote: str | None = None, confidence: float | None = None, method: str | None = None) -> dict:
+    span_start, span_end = (spans.find(quote, page.markdown) if page and quote else None) or (None, None)
     return CitationRow(url=url, label=label, evidence_quote=quote, confidence=confidence,
                        final_url=page.final_url if page else None,
                        original_status=page.original_status if page else None,
-                       rid=page.rid if page else None, reason=reason, method=method).to_dict()
+                       rid=page.rid if page else None, reason=reason, method=method,
+                       span_start=span_start, span_end=span_end).to_dict()
 
 
 def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:

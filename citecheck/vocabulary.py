@@ -18,6 +18,11 @@ from typing import Literal
 STATUSES = ("found", "misquoted", "missing", "section-only")
 """How a citation's quote relates to the source text (citecheck.matching)."""
 FOUND, MISQUOTED, MISSING, SECTION_ONLY = STATUSES
+SPAN_STATES = ("matches", "changed", "invalid", "none")
+"""What a stored span (span_start, span_end) says against the text it is read in now (`matching.spans.check`):
+the quote is there; the text there differs now (a page fetched again, a section edited); not a span of that
+text (a hand-edited row); no span recorded."""
+SPAN_MATCHES, SPAN_CHANGED, SPAN_INVALID, SPAN_NONE = SPAN_STATES
 
 RELATIONS = ("supports", "contradicts", "says_nothing")
 """The options of the Choice question: how the source relates to the claim."""
@@ -188,6 +193,8 @@ class CitationRow(_Row):
     auto: bool | None = None      # the AUTO_ACCEPT gate (`review.gate`): True accepted, False to a person
     auto_note: str | None = None  # why a person reviews when no AUTO_ACCEPT is in force for the model
     method: str | None = None     # the judge method that answered (after a fallback); null: no model asked
+    span_start: int | None = None  # where evidence_quote stands in the page's text as stored (its
+    span_end: int | None = None    # characters [span_start, span_end)); null: no evidence quote
 
 
 def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: dict) -> type:
@@ -203,7 +210,8 @@ def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: 
 _CLAIM_ORDER = ("url", "label", "reason", "confidence", "evidence_quote", "final_url", "original_status", "rid")
 
 BatchRow = _extended("BatchRow", "One citation of a batch: its claim, its row, and the claim's overall label.",
-                     {"id": "str", "claim": "str"}, (*_CLAIM_ORDER, "auto", "auto_note", "method"),
+                     {"id": "str", "claim": "str"},
+                     (*_CLAIM_ORDER, "auto", "auto_note", "method", "span_start", "span_end"),
                      {"overall": "str"})
 
 FLOWS = ("web", "source")
@@ -216,10 +224,12 @@ AuditRow = _extended("AuditRow", "One decided citation in the audit journal (cit
                      {"batch": "str", "id": "str", "claim": "str"}, _CLAIM_ORDER,
                      {"model": "str", "decided_at": "str", "auto": "bool | None", "flow": "str",
                       "section": "str | None", "status": "str | None", "quote": "str | None",
-                      "passages": "str | None", "method": "str | None"})
+                      "passages": "str | None", "method": "str | None", "span_start": "int | None",
+                      "span_end": "int | None"})
 """`auto` is null on rows decided before the gate was recorded (audit migration 2): they go to a person.
 `model` and `method` are what answered ('' and null: no model asked); `method` is null on rows decided
-before migration 4."""
+before migration 4. `span_start`/`span_end`: where `evidence_quote` stands in the text the row names (the
+page's text as stored; a source row's `section`), null when there is none or decided before migration 5."""
 
 REVIEW_ACTIONS = ("confirm", "correct")
 """What a reviewer does with a verdict: confirm its label, or correct it to another one."""
@@ -244,6 +254,8 @@ class SourceRow(_Row):
     auto_note: str | None = None  # as CitationRow's
     method: str | None = None     # as CitationRow's
     model: str | None = None
+    span_start: int | None = None  # where the quote (found) or its closest span (misquoted) stands in the
+    span_end: int | None = None    # text of `section`; null when it was not located
 
 
 CHECK_COLUMNS = ("id", "status", "relation", "confidence", "verdict", "auto", "method")

@@ -79,7 +79,7 @@ def main() -> int:
                 with page.expect_navigation():
                     page.click("button[type=submit]:has-text('Log in')")
                 page.screenshot(path=str(Path(args.out) / "review-queue.png"), full_page=True)
-                page.goto(base + "/review?view=auto&batch=claims_more")
+                page.goto(base + "/review?batch=claims_more")
                 with page.expect_navigation():
                     page.click("a:has-text('A tablespoon of salt')")
                 page.screenshot(path=str(Path(args.out) / "review-page.png"), full_page=True)

@@ -556,7 +556,7 @@ def test_verdict_gate_and_finish():
 def test_the_readme_ci_step_replays_the_committed_cache_and_fails_the_gate(tmp_path):
     import yaml
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     step = yaml.safe_load(readme.split("<!-- ci-gate-step -->\n```yaml\n", 1)[1].split("```", 1)[0])[0]
     assert step["env"] == {"CITECHECK_OFFLINE": "1"}
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"       # `python` is this one

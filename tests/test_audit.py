@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from audit_dbs import at_version
 from standins.crawlbase_storage import Storage, storage_standin
 
 from citecheck import audit, config
@@ -150,7 +151,7 @@ def test_a_pre_migration_db_is_adopted_in_place_losing_nothing(tmp_path):
     after = [tuple(r) for r in conn.execute("SELECT * FROM citations ORDER BY batch, id, url")]
     old = len(before[0])
     assert [row[:old] for row in after] == before and len(after) == 4
-    assert {row[old:] for row in after} == {(None, "web", None, None, None, None, None)}  # auto: a person
+    assert {row[old:] for row in after} == {(None, "web", None, None, None, None, None, None, None)}  # auto: a person
     assert [c for c, in conn.execute("SELECT name FROM pragma_table_info('citations')")] == list(audit.COLUMNS)
 
 
@@ -158,11 +159,7 @@ def test_a_db_of_the_previous_version_gains_method_keeping_its_rows(tmp_path):
     """A DB at migration 3 (the release before `method`) is migrated in place: every row and review kept,
     `method` NULL on them; a row written afterwards records its method."""
     path = tmp_path / "v3.db"
-    raw = sqlite3.connect(path)
-    raw.execute(migrations._LEDGER)
-    for version, name, fn in migrations.MIGRATIONS[:3]:
-        fn(raw)
-        raw.execute("INSERT INTO citecheck_migrations VALUES (?, ?, 'x')", (version, name))
+    raw = at_version(path, 3)
     columns = [c for c, in raw.execute("SELECT name FROM pragma_table_info('citations')")]
     assert "method" not in columns
     raw.execute(f"INSERT INTO citations ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
@@ -171,7 +168,7 @@ def test_a_db_of_the_previous_version_gains_method_keeping_its_rows(tmp_path):
     raw.commit()
     raw.close()
     conn = audit.connect(path)
-    assert migrations.applied(conn) == [1, 2, 3, 4] == list(range(1, migrations.LATEST + 1))
+    assert migrations.applied(conn) == [1, 2, 3, 4, 5] == list(range(1, migrations.LATEST + 1))
     kept = audit.decided(conn, "b")[("c1", "http://site/a")]
     assert (kept["label"], kept["model"], kept["auto"], kept["passages"], kept["method"]) == (
         "supported", "m", True, '["p"]', None)
@@ -224,7 +221,9 @@ def test_the_old_db_is_upgraded_to_the_gate_and_reviews_tables_and_can_be_review
                      "citations: the gate's decision and what the judge read; source-document rows",
                      "reviews: a person's decisions on citations, every one kept",
                      "citations: the judge method that answered "
-                     "(NULL: no model asked, or decided before this)"]
+                     "(NULL: no model asked, or decided before this)",
+                     "citations: where the evidence quote stands in the text the row names "
+                     "(NULL: none, or before this)"]
     old = conn.execute("SELECT * FROM citations ORDER BY batch, id, url").fetchone()
     assert old["auto"] is None and old["flow"] == "web" and old["passages"] is None
     assert len(queue.ordered_keys(conn, queue.Filters())) == 4             # an unknown gate goes to a person

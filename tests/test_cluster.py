@@ -162,14 +162,15 @@ def test_secrets_reach_workers_by_environment_and_never_sit_in_a_task(tmp_path, 
         assert seen.result() is True                   # the worker read it from its own environment
 
 
-def test_a_forged_worker_result_is_a_labelled_row_and_nothing_of_it_is_written(tmp_path, ctx, monkeypatch):
+def test_a_forged_worker_result_is_a_labelled_row_and_nothing_of_it_is_written(tmp_path, make_ctx, monkeypatch):
     """A hostile worker returns forged rows and cache entries: each is worker_result_invalid, the honest
     one is kept, no forged entry reaches the cache store, and the driver gates every row itself."""
     kinds = ["honest", "label", "confidence", "nan", "key", "reason", "other-url", "entry", "function", "auto",
-             "unsure", "surrogate", "tuple"]
+             "unsure", "surrogate", "tuple", "secret"]
     path = write_jsonl(tmp_path / "claims.jsonl", [{"id": k, "claim": f"claim {k}", "urls": [f"http://x/{k}/1"]}
                                                    for k in kinds])
     monkeypatch.setattr(cluster, "check_on_worker", cluster_tasks.hostile)
+    ctx = make_ctx(secrets={"OPENAI_API_KEY": cluster_tasks.CANARY})
     result = batch.run_batch(path, ctx, cluster="local:1", threshold=0.8)
     rows = {r["id"]: r for r in result.rows}
     assert (rows["honest"]["label"], rows["honest"]["confidence"], rows["honest"]["auto"]) == ("supported", 0.9,
@@ -183,6 +184,7 @@ def test_a_forged_worker_result_is_a_labelled_row_and_nothing_of_it_is_written(t
     written = repr(audit_rows(ctx.settings.audit_db))
     assert len(audit_rows(ctx.settings.audit_db)) == len(kinds)
     assert "DROP TABLE" not in written and "supported_for_sure" not in written and "elsewhere" not in written
+    assert cluster_tasks.CANARY not in written
     again = batch.run_batch(path, ctx, verify=lambda c, u: {"url": u, "label": "not_found"})
     assert (again.reused, again.decided) == (2, len(kinds) - 2)      # transient: a resumed batch checks again
 

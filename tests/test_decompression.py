@@ -3,6 +3,9 @@ they are produced, for every encoding and stacks of them; the memory a bomb cost
 from __future__ import annotations
 
 import gzip
+import socket
+import ssl
+import threading
 import tracemalloc
 import zlib
 
@@ -168,3 +171,50 @@ def test_a_crawling_api_bomb_stops_at_fetch_max_bytes(bombs, encoding, crawling_
 def test_a_crawling_api_answer_in_an_unknown_encoding_is_a_labelled_row(crawling_api):
     result, _ = crawling_api(b"\x1b\x03\x00", "br")
     assert (result.label, result.reason) == ("not_found", "unsupported_content")
+
+
+def test_a_plain_crawling_api_answer_stops_at_fetch_max_bytes_as_it_streams(crawling_api):
+    """The SDK reads a body whole; the backend reads it chunk by chunk and stops at the cap."""
+    result, peak = crawling_api(LINE * (INFLATED // len(LINE)), "identity")
+    assert result.label is None and 0 < len(result.markdown) <= CAP
+    assert peak < 16 * 1024 * 1024, f"{peak:,} bytes allocated for a {CAP:,}-byte FETCH_MAX_BYTES"
+
+
+@pytest.mark.parametrize("encoding", ["GZIP", " gzip", "x-gzip", "Gzip, identity"])
+def test_a_crawling_api_gzip_body_is_inflated_whatever_the_header_spelling(encoding, crawling_api):
+    result, _ = crawling_api(gzip.compress(LINE * 40, mtime=0), encoding)
+    assert result.label is None and result.markdown.startswith(LINE.decode().strip())
+
+
+def test_a_crawling_api_behind_an_untrusted_certificate_never_receives_the_token(make_ctx, run, tmp_path):
+    """The SDK's own TLS context verifies nothing: a man in the middle would read the token in the URL."""
+    from distributed.security import Security
+    made = Security.temporary()                                  # a self-signed pair no CA store trusts
+    (tmp_path / "cert.pem").write_text(made.tls_scheduler_cert)
+    (tmp_path / "key.pem").write_text(made.tls_scheduler_key)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server, heard = socket.create_server(("127.0.0.1", 0)), []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            try:
+                with tls.wrap_socket(conn, server_side=True) as wrapped:
+                    heard.append(wrapped.recv(4096))
+                    wrapped.sendall(response(200, {"original_status": "200", "cb_status": "200"}, 2) + b"ok")
+            except OSError:
+                pass
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        run.ctx = make_ctx(secrets={"CRAWLBASE_TOKEN": NORMAL_TOKEN}, crawlbase_timeout=5.0,
+                           crawlbase_api_url=f"https://127.0.0.1:{server.getsockname()[1]}/")
+        result = fetch.fetch(TARGET, run.ctx, sleep=lambda s: None)
+    finally:
+        server.close()
+        crawlbase.base_api.CRAWLBASE_API_URL = "https://api.crawlbase.com/"
+    assert (result.label, result.reason) == ("unreachable", "crawl_failed")
+    assert heard == []

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,8 +18,11 @@ from citecheck.batch.inputs import is_claims_file
 from citecheck.check import format_table
 from citecheck.config import printable
 from citecheck.extract import documents
+from citecheck.source import sources, text
 from citecheck.extract.markdown import MarkdownReader
 from citecheck.web.fetch import storage
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PATTERNS = ["[^", "[", "](", "`", "``a`", "*", "**a", "[[", "[a](", "[a](x (", "![", "![a](", "[x][",
             "<http://a ", "http://a(", "[a](http://x(", "[1]", "[1,", "\\[", "[^`[(*](`"]
@@ -114,6 +118,34 @@ def test_documents_are_read_only_from_inside_their_folder(tmp_path):
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x1bc\r\u202e"
 
 
+def test_a_fifo_or_device_swapped_in_after_the_check_is_refused_on_the_open_descriptor(tmp_path):
+    """`confined` checks names; `read_document` checks what it opened, so a FIFO put in the file's place
+    between the two is one problem, not a read that hangs (nor /dev/zero read until memory runs out)."""
+    fifo = tmp_path / "0-doc.txt"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        with pytest.raises(ValueError, match="not a regular file"):
+            documents.read_document(path)
+
+
+def test_a_text_file_over_the_limit_is_refused_without_being_read_whole(tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * 1001)
+    with pytest.raises(ValueError, match="over the 1,000-byte limit"):
+        text.read_file(big, "big.txt", max_bytes=1000)
+    assert text.read_file(big, "big.txt", max_bytes=1001) == b"x" * 1001
+
+
+def test_a_citations_file_nested_past_the_cap_is_one_line(tmp_path, capsys):
+    deep = tmp_path / "citations.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="nested deeper than 64 levels"):
+        sources.read_citations(deep)
+    code = cli.main(["check", "--source", str(ROOT / "data/rfc7519.txt"), "--citations", str(deep)])
+    assert code == 1 and capsys.readouterr().err.strip().splitlines() == [
+        "citecheck check: error: citations.json is nested deeper than 64 levels; not a citations file"]
+
+
 def test_printable_escapes_every_terminal_control_and_keeps_text():
     shown = printable(f"id{ESCAPES} é\tok")
     assert shown == "id\\x1b[2J\\x1b]0;pwned\\x07\\x1bc\\x0d\\u202e é\tok"
@@ -132,6 +164,16 @@ def test_extract_prints_an_answers_control_characters_escaped(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 1 and "reference [x\\x1bcy] is not defined" in err
     assert "\x1b" not in out + err
+
+
+def test_an_answer_with_thousands_of_problems_prints_the_first_hundred_and_a_count(tmp_path, capsys):
+    answer = tmp_path / "a.md"
+    answer.write_text("".join(f"Claim {n} [see][r{n}].\n" for n in range(5000)), encoding="utf-8")
+    code = cli.main(["extract", str(answer), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 1 and len(err) == 101
+    assert "reference [r0] is not defined" in err[0] and "reference [r99] is not defined" in err[99]
+    assert err[100].endswith("4,900 more problems not shown (the first 100 are above)")
 
 
 def test_replay_prints_the_page_redacted_and_escaped(monkeypatch, capsys):

@@ -1,5 +1,5 @@
-"""The README's shell examples work when pasted: each block marked `<!-- readme-test: run -->` runs as
-written, and what it prints is the block marked `readme-test: stdout` (and `stderr`, when shown) after it.
+"""The README's and docs/ pages' shell examples work when pasted: each block marked `<!-- readme-test: run -->`
+runs as written, and what it prints is the block marked `readme-test: stdout` (and `stderr`, when shown) after it.
 
 They run in bash in a copy of the repository's inputs (data/ and json_cache.json) with no keys, no
 endpoint and no network. Two substitutions only: `.venv/bin/python` is this interpreter (importing
@@ -20,19 +20,20 @@ from standins.judge import free_port
 from citecheck import config
 from citecheck.paths import ROOT
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"<!-- readme-test: (?P<kind>run|stdout|stderr) -->\n```[a-z]*\n(?P<body>.*?)\n```", re.S)
 
 
 def examples() -> list[dict]:
-    """[{'run': script, 'stdout': text, 'stderr': text | None}] in README order."""
+    """[{'page', 'run': script, 'stdout': text, 'stderr': text | None}] in page order."""
     found: list[dict] = []
-    for match in BLOCK.finditer(README):
-        if match["kind"] == "run":
-            found.append({"run": match["body"], "stdout": None, "stderr": None})
-        else:
-            assert found and found[-1][match["kind"]] is None, f"a {match['kind']} block with no run block before it"
-            found[-1][match["kind"]] = match["body"]
+    for page in PAGES:
+        for match in BLOCK.finditer(page.read_text(encoding="utf-8")):
+            if match["kind"] == "run":
+                found.append({"page": page.name, "run": match["body"], "stdout": None, "stderr": None})
+            else:
+                assert found and found[-1][match["kind"]] is None, f"{page.name}: a {match['kind']} block with no run block before it"
+                found[-1][match["kind"]] = match["body"]
     return found
 
 
@@ -40,6 +41,14 @@ def as_run_here(script: str, port: int) -> str:
     return (script.replace(".venv/bin/python", shlex.quote(sys.executable))
             .replace("serve --dry-run", f"serve --dry-run --port {port}")
             .replace("127.0.0.1:8000", f"127.0.0.1:{port}"))
+
+
+def test_the_readme_is_a_front_door_and_its_links_lead_somewhere():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target).exists(), f"{page.name} links to {target}, which does not exist"
 
 
 def test_the_readme_marks_its_examples():

@@ -186,6 +186,16 @@ def test_an_explicit_auto_accept_overrides_the_table_for_every_model(make_ctx, t
     assert [(r["auto"], r["auto_note"]) for r in rows] == [(False, None), (False, None)]
 
 
+def test_the_gate_headline_names_the_rule_in_force(make_ctx, tmp_path):
+    path = table_at(tmp_path, {"m": {"threshold": 0.7}, "n": {"threshold": 1}})
+    assert review.Gate.of(make_ctx(auto_accept_table=path).settings).headline() == (
+        f"AUTO_ACCEPT per model ({path}): 1 set")
+    empty = table_at(tmp_path, {})
+    assert review.Gate.of(make_ctx(auto_accept_table=empty).settings).headline().endswith(
+        "none set, all to a person")
+    assert review.Gate.of(make_ctx(auto_accept=0.95).settings).headline() == "AUTO_ACCEPT = 0.95"
+
+
 @pytest.mark.parametrize("text, why", [
     ("{not json", "is not JSON"), ("[]", "must be an object"),
     ('{"m": {"threshold": 1.5}}', "threshold between"),
@@ -237,7 +247,8 @@ def test_check_cli_json_against_a_standin():
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert [r["id"] for r in rows] == [f"C{n}" for n in range(1, 10)]
-    assert set(rows[0]) == {"id", "status", "relation", "confidence", "verdict", "auto", "method"}
+    assert set(rows[0]) == {"id", "status", "relation", "confidence", "verdict", "auto", "method",
+                            "section", "span_start", "span_end"}     # C1 is found: where it stands
     assert {r["id"]: r["verdict"] for r in rows}["C5"] == "fabricated"
     assert done.stderr == ""
 

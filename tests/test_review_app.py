@@ -403,6 +403,18 @@ def test_logout_revokes_the_session_on_the_server(app_for):
     assert client.get("/review").status_code == 200                    # a new session works
 
 
+def test_a_restarted_server_accepts_no_cookie_of_the_one_before_it(app_for):
+    """Revocations live in memory, so a restart must end every session (else a logged-out cookie would be
+    valid again): each server start draws its own cookie key."""
+    client = TestClient(app_for())
+    login(client)
+    cookie = client.cookies.get(auth.COOKIE)
+    restarted = TestClient(app_for())
+    restarted.cookies.set(auth.COOKIE, cookie, path="/review")
+    assert restarted.get("/review").status_code == 401
+    assert auth.Keys(TOKEN).reviewer(auth.Keys(TOKEN).session("Ann")) is None
+
+
 def test_failed_logins_lock_the_client_out_then_it_may_try_again():
     clock = [1000.0]
     throttle = auth.Throttle(clock=lambda: clock[0])
@@ -439,3 +451,11 @@ def test_a_weak_token_is_refused_saying_how_to_make_one_without_its_value(app_fo
             refused()
         assert weak not in str(err.value)
     assert Settings.from_env({"REVIEW_TOKEN": TOKEN}).secrets.has("REVIEW_TOKEN")
+
+
+def test_the_page_header_states_the_gate_for_every_model_not_one_models_number(app_for, monkeypatch, tmp_path):
+    """The queue holds verdicts of many models: with no AUTO_ACCEPT the header says the gate is per model."""
+    client = TestClient(app_for())
+    login(client)
+    page = client.get("/review").text
+    assert "AUTO_ACCEPT per model" in page and "AUTO_ACCEPT = 1" not in page

@@ -4,8 +4,9 @@ Rules:
 - One row per (batch, id, url): the claim, label, reason, confidence, evidence, the model and method
   that answered (the citation's own `model` and `method`: '' and NULL when no model was asked), the
   Crawlbase rid ('' when no page was stored, e.g. a skipped PDF or a direct fetch), the UTC time, the
-  gate's `auto`, and the passages the judge read (a JSON list); the columns are `vocabulary.AuditRow`'s
-  fields. `batch` writes its batch's name; `verify` writes batch `verify`, `/verify` batch `api` and
+  gate's `auto`, the passages the judge read (a JSON list) and the evidence quote's span (`span_start`,
+  `span_end`: in the page's text as stored, or in the row's section); the columns are
+  `vocabulary.AuditRow`'s fields. `batch` writes its batch's name; `verify` writes batch `verify`, `/verify` batch `api` and
   `check` batch `check:<citations file>`, the first two with the claim's digest as id (`claim_id`).
 - Only the rid is kept: never a storage URL, never a token (every text field passes `config.redact`).
 - Writing the same (batch, id, url) again replaces the row, so a resumed batch never duplicates one
@@ -15,6 +16,11 @@ Rules:
 - A read never trusts a row: `confidence_problem` says when a stored confidence is not a number in
   [0, 1] (a hand-edited DB), and readers show or skip that row with the note instead of failing.
 - A server writes through one `writer.Writer` thread (one connection), so concurrent requests never race.
+- Crash guarantees (`connect`): WAL journal, synchronous=NORMAL. A write is acknowledged when its commit
+  returns; every acknowledged row survives the process being killed (kill -9: the commit is in the WAL
+  file, which the next open reads), and a commit costs no fsync (the WAL is synced at its checkpoints).
+  A power cut may lose the latest acknowledged verdicts (never corrupting the DB; a resumed batch decides
+  them again), but not a person's review: `reviews.record` commits with synchronous=FULL.
 
 Imports: the foundation and `matching` (check's rows); never a flow or a server.
 """
@@ -25,6 +31,7 @@ import hashlib
 import json
 import math
 import sqlite3
+import time
 from pathlib import Path
 
 from .. import config
@@ -38,6 +45,8 @@ COLUMNS = AuditRow.field_names()
 KEY = ("batch", "id", "url")
 VERIFY_BATCH, API_BATCH, CHECK_BATCH = "verify", "api", "check:"
 """The batch names of citations audited by `verify`, by `/verify`, and (a prefix) by `check`."""
+BUSY_SECONDS = 30.0
+"""How long a connection waits for another process's lock (and `_write_ahead` for the switch to WAL)."""
 
 
 def claim_id(claim: str) -> str:
@@ -49,12 +58,27 @@ def connect(path: str | Path) -> sqlite3.Connection:
     """Open (create, migrate) the audit DB at `path`; a path that cannot be opened names itself."""
     path = Path(path)
     try:
-        conn = sqlite3.connect(str(path), timeout=30)
+        conn = sqlite3.connect(str(path), timeout=BUSY_SECONDS)
         migrations.migrate(conn, str(path))
+        _write_ahead(conn)
     except sqlite3.Error as exc:
         raise OSError(f"audit DB {path} cannot be opened: {exc}") from None
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _write_ahead(conn: sqlite3.Connection) -> None:
+    """Put the DB in WAL mode, synchronous=NORMAL (module rules). The mode is kept in the file; switching a
+    DB another process is opening answers "locked" at once, without SQLite's busy wait, so it is retried."""
+    give_up = time.monotonic() + BUSY_SECONDS
+    while conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > give_up:
+                raise
+            time.sleep(0.02)
+    conn.execute("PRAGMA synchronous=NORMAL")
 
 
 def confidence_problem(value) -> str | None:

@@ -96,6 +96,13 @@ def m004_method(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE citations ADD COLUMN method TEXT")
 
 
+@migration
+def m005_spans(conn: sqlite3.Connection) -> None:
+    """citations: where the evidence quote stands in the text the row names (NULL: none, or before this)"""
+    for column in ("span_start INTEGER", "span_end INTEGER"):   # characters [start, end) of the page's text
+        conn.execute(f"ALTER TABLE citations ADD COLUMN {column}")   # as stored, or of the row's section
+
+
 LATEST = len(MIGRATIONS)
 
 

@@ -10,6 +10,8 @@ Rules:
   been decided again since the page was shown, or of a citation reviewed meanwhile (its current review is
   not the one the reviewer saw); changing a review means reviewing again from its page (`replaces` links
   the new review to the one it supersedes).
+- A review is a person's work: it commits with synchronous=FULL (the WAL synced before `record` returns),
+  so a power cut does not lose it (`audit`'s crash guarantees); the connection is set back afterwards.
 """
 from __future__ import annotations
 
@@ -78,6 +80,15 @@ def _check(decision: Decision, citation: dict) -> str:
 
 def record(conn: sqlite3.Connection, decision: Decision, now: str) -> dict:
     """Add one review (see module rules) and return it; the checks and the insert are one transaction."""
+    was = conn.execute("PRAGMA synchronous").fetchone()[0]
+    conn.execute("PRAGMA synchronous=FULL")
+    try:
+        return _record(conn, decision, now)
+    finally:
+        conn.execute(f"PRAGMA synchronous={int(was)}")
+
+
+def _record(conn: sqlite3.Connection, decision: Decision, now: str) -> dict:
     conn.execute("BEGIN IMMEDIATE")
     try:
         citation = conn.execute("SELECT label, flow, decided_at FROM citations "

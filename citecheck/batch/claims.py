@@ -3,7 +3,7 @@
 Rules:
 - Blank lines are skipped silently; a malformed line (not UTF-8, not JSON, a missing or mistyped
   field, a string that is not text, no URL at all, a duplicate id, JSON nested deeper than
-  `jsondoc.MAX_DEPTH`, a number too long to read, a claim longer than CLAIM_MAX_CHARS) is reported as
+  `source.text.MAX_DEPTH`, a number too long to read, a claim longer than CLAIM_MAX_CHARS) is reported as
   "line N: ..." and skipped, the other lines still run. A UTF-8 byte-order mark before line 1 is dropped.
 - A URL listed twice on one line is checked once (noted, not an error).
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Settings
-from ..extract.jsondoc import MAX_DEPTH, too_deep
+from ..source.text import MAX_DEPTH, too_deep
 from ..source.text import not_text, strip_bom
 
 

@@ -47,9 +47,10 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from .. import config
-from ..cache import FIELDS, OFF, Cache, CacheError, checked
+from ..cache import FIELDS, OFF, Cache, CacheError, HoldsSecret, checked
 from ..config import Settings
 from ..context import Clients, RunContext, open_cache
+from ..matching.spans import is_span
 from ..verdict.review import Gate, gated
 from ..vocabulary import (CONTRADICTED, LABELS, NOT_FOUND, SUPPORTED, WORKER_LOST, WORKER_RESULT_INVALID,
                           CitationRow, known_reason)
@@ -173,16 +174,17 @@ def _within(address: str, timeout: float, connecting: Callable):
     """`connecting()`'s client, or ClusterUnreachable when it raises or has not returned after `timeout`
     (Dask's own timeout does not cover a peer that finishes TLS and then says nothing): it runs in a daemon
     thread that is left behind."""
-    done, box = threading.Event(), {}
+    box = {}
 
     def run() -> None:
         try:
             box["client"] = connecting()
         except BaseException as exc:    # noqa: BLE001 - refused, TLS refused, garbage: all one line
             box["error"] = exc
-        done.set()
-    threading.Thread(target=run, name="citecheck-cluster-connect", daemon=True).start()
-    if not done.wait(timeout + 1.0) or "error" in box:
+    thread = threading.Thread(target=run, name="citecheck-cluster-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    if thread.is_alive() or "error" in box:
         why = type(box["error"]).__name__ if "error" in box else "no answer"
         raise ClusterUnreachable(f"no Dask scheduler finished the handshake at {address} ({why}; "
                                  f"CLUSTER_CONNECT_TIMEOUT={timeout:g} s)")
@@ -291,6 +293,7 @@ def _row(row: Any, url: str, models: set) -> dict:
         "passages": not (row.get("passages") is None or (isinstance(row["passages"], list) and all(
             isinstance(p, str) for p in row["passages"]))),
         **{key: not _text_or_none(row.get(key)) for key in _TEXT_KEYS},
+        "span": not is_span(row.get("span_start"), row.get("span_end")),
     }
     if bad := [key for key, wrong in problems.items() if wrong]:
         raise ResultInvalid(f"the row's {', '.join(bad)} is off the row contract")
@@ -338,7 +341,7 @@ def answer_problem(function: str, answer: Any) -> None:
         raise ResultInvalid(f"an entry for the unknown function {function[:40]!r}")
 
 
-def _entries(recorded: Any, cache: Cache) -> list[tuple[str, dict]]:
+def _entries(recorded: Any) -> list[tuple[str, dict]]:
     from ..judge.judge_contract import OffContract
     if not isinstance(recorded, list):
         raise ResultInvalid("the recorded entries are not a list")
@@ -356,10 +359,6 @@ def _entries(recorded: Any, cache: Cache) -> list[tuple[str, dict]]:
         except (CacheError, OffContract) as exc:
             raise ResultInvalid(f"entry {key[:12]}: {exc}") from None
         out.append((key, entry))
-    try:
-        cache.recordable(out)                             # no secret's value in any of them
-    except CacheError as exc:
-        raise ResultInvalid(str(exc)) from None
     return out
 
 
@@ -381,7 +380,7 @@ def accepted(result: Any, url: str, ctx: RunContext, threshold: Gate) -> tuple[d
     settings = ctx.settings
     models = {None, "", settings.judge_model, settings.choice_model, settings.typesafe_model}
     row = _row(data["row"], url, models)
-    entries = _entries(data["recorded"], ctx.cache)
+    entries = _entries(data["recorded"])
     gated_row = gated(CitationRow.from_dict(row).to_dict(), threshold, row.get("model"))
     return {**gated_row, "passages": row.get("passages"), "model": row.get("model")}, entries
 
@@ -393,19 +392,25 @@ def labelled(url: str, threshold: Gate, reason: str) -> dict:
             "passages": None}
 
 
-def _taken(future, url: str, ctx: RunContext, threshold: Gate) -> tuple[dict, list]:
-    """The finished task's row and entries: worker_lost when its workers kept dying, worker_result_invalid
-    when its result is off contract (logged, never written)."""
+def _taken(future, url: str, ctx: RunContext, threshold: Gate) -> dict:
+    """The finished task's row, its cache entries stored first: worker_lost when its workers kept dying,
+    worker_result_invalid when its result is off contract or an entry holds a secret (logged, nothing
+    of it written)."""
     from distributed.scheduler import KilledWorker
     try:
-        return accepted(future.result(), url, ctx, threshold)
+        row, entries = accepted(future.result(), url, ctx, threshold)
+        try:
+            ctx.cache.put_many(entries)                   # refused whole if any entry holds a secret's value
+        except HoldsSecret as exc:
+            raise ResultInvalid(str(exc)) from None
+        return row
     except KilledWorker:
-        return labelled(url, threshold, WORKER_LOST), []
+        return labelled(url, threshold, WORKER_LOST)
     except setting_errors():
         raise
     except Exception as exc:        # noqa: BLE001 - a worker's answer is untrusted: any failure is one row
         log.warning("%s", config.redact(f"{url}: worker result rejected: {type(exc).__name__}: {exc}"[:300]))
-        return labelled(url, threshold, WORKER_RESULT_INVALID), []
+        return labelled(url, threshold, WORKER_RESULT_INVALID)
 
 
 def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, threshold: Gate,
@@ -429,9 +434,8 @@ def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, thresh
             submit(item)
         for future in finished:
             item = futures.pop(future)
-            row, recorded = _taken(future, item[1], ctx, threshold)
+            row = _taken(future, item[1], ctx, threshold)
             future.release()
-            ctx.cache.put_many(recorded)
             yield item, row
             for following in itertools.islice(queue, 1):
                 submit(following)

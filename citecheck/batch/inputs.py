@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from ..context import RunContext
-from ..extract.jsondoc import too_deep
+from ..source.text import too_deep
 from ..vocabulary import ANSWER_FORMATS
 from .claims import Parsed, parse_lines, read_claims
 

@@ -36,10 +36,10 @@ from typing import Any, Callable, Iterable
 
 from .. import config
 from . import export as export_file
-from .errors import CacheCorrupted, CacheError, CacheLocked, CacheMiss, CacheReadOnly
+from .errors import CacheCorrupted, CacheError, CacheLocked, CacheMiss, CacheReadOnly, HoldsSecret
 from .store import Store
 
-__all__ = ["Cache", "CacheCorrupted", "CacheError", "CacheLocked", "CacheMiss", "CacheReadOnly", "FIELDS",
+__all__ = ["Cache", "CacheCorrupted", "CacheError", "CacheLocked", "CacheMiss", "CacheReadOnly", "FIELDS", "HoldsSecret",
            "OFF", "models_used", "request_key", "store_path"]
 
 FIELDS = ("function", "model", "answer", "usage", "seconds", "recorded")
@@ -206,7 +206,7 @@ class Cache:
         held = {name for redact in (config.redact, self.secrets.redact if self.secrets else None) if redact
                 for name in config.SECRETS if f"<{name}>" in redact(text) and f"<{name}>" not in text}
         if held:
-            raise CacheError(f"refusing to record {function} entry {key[:12]}: it holds the value of "
+            raise HoldsSecret(f"refusing to record {function} entry {key[:12]}: it holds the value of "
                              f"{', '.join(sorted(held))}")
 
     # ------------------------------------------------------------ the export

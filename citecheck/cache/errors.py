@@ -20,3 +20,7 @@ class CacheLocked(CacheError):
 
 class CacheReadOnly(CacheError):
     """A cache file that must be written has no write permission; it is refused, never replaced."""
+
+
+class HoldsSecret(CacheError):
+    """An entry to record holds a secret's value; nothing of it is recorded."""

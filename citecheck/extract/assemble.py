@@ -15,13 +15,13 @@ from .parsed import Extraction, Link, Parsed, Problem
 
 
 def assemble(fmt: str, parsed: Parsed) -> Extraction:
-    spans = sentences.split(parsed.text)
+    found = sentences.Sentences(parsed.text)
     problems = list(parsed.problems)
     grouped: dict[tuple[int, ...], list[str]] = {}
     citations: list[dict] = []
     for anchor in sorted(parsed.anchors, key=lambda a: (a.start, a.end)):
-        indices = sentences.covering(spans, anchor.start, anchor.end)
-        text = sentences.claim(parsed.text, spans, indices) if indices else ""
+        indices = found.covering(anchor.start, anchor.end)
+        text = found.claim(indices) if indices else ""
         if not text:
             problems.append(Problem(anchor.where, "no_sentence", "the citation is attached to no sentence; "
                                                                  "skipped"))
@@ -33,6 +33,6 @@ def assemble(fmt: str, parsed: Parsed) -> Extraction:
         else:
             citations.append({"id": f"q{len(citations) + 1}", "claim": text, "quote": anchor.source.quote,
                               "section": anchor.source.section, **dict(anchor.source.provenance)})
-    claims = [{"id": f"c{n}", "claim": sentences.claim(parsed.text, spans, indices), "urls": urls}
+    claims = [{"id": f"c{n}", "claim": found.claim(indices), "urls": urls}
               for n, (indices, urls) in enumerate(sorted(grouped.items()), 1)]
     return Extraction(fmt, claims, citations, problems)

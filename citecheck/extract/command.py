@@ -7,7 +7,8 @@ Rules:
 - OUT/claims.jsonl (batch's input: cited URLs) and OUT/citations.json (check's input: quoted documents)
   are both written, empty or not; OUT defaults to a directory named after the answer file in the current
   one (`extract data/answers/openai.json` writes `openai/claims.jsonl`).
-- Every problem is one line on stderr naming its position; the exit status is `ci_gate`'s: 0, or 1 when
+- Every problem is one line on stderr naming its position (the first PROBLEMS_SHOWN; then one line counts
+  the rest); the exit status is `ci_gate`'s: 0, or 1 when
   a problem was reported (the rest was still extracted). An answer that cannot be read at all is one
   line and status 1, and nothing is written.
 """
@@ -28,10 +29,18 @@ def read_answer(path: str | Path, fmt: str, ctx: RunContext, documents=()) -> Ex
     return extract_file(path, fmt, documents, max_bytes=ctx.settings.answer_max_bytes)
 
 
+PROBLEMS_SHOWN = 100
+"""Problem lines printed per input; the rest are counted in one closing line."""
+
+
 def report(command: str, path: str | Path, problems: list[Problem] | list[str]) -> None:
-    """Each problem as one stderr line: 'citecheck COMMAND: PATH: where: message'."""
-    for problem in problems:
+    """Each problem as one stderr line 'citecheck COMMAND: PATH: where: message', the first PROBLEMS_SHOWN
+    of them, then one line counting the rest."""
+    for problem in problems[:PROBLEMS_SHOWN]:
         print(printable(f"citecheck {command}: {path}: {problem}"), file=sys.stderr)
+    if len(problems) > PROBLEMS_SHOWN:
+        print(printable(f"citecheck {command}: {path}: {len(problems) - PROBLEMS_SHOWN:,} more problems not shown "
+                        f"(the first {PROBLEMS_SHOWN} are above)"), file=sys.stderr)
 
 
 def add_arguments(parser) -> None:

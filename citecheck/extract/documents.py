@@ -7,10 +7,11 @@ Rules:
   skipped) are documents 0, 1, 2, ... Name the files `0-….pdf`, `1-….txt` or write the manifest.
 - A file that starts "%PDF-" is read by `pdf_text` within the run's PDF limits (a Document with one
   section per page: page_location ranges are checked against it); any other file is its UTF-8 text as
-  it was sent (char_location ranges index into it).
+  it was sent (char_location ranges index into it), at most `source.text.MAX_FILE_BYTES`.
 - Only regular files inside DIR are read: a manifest entry that is absolute or has a `..` part, a
   symlink that leads out of DIR, a device, a FIFO or a socket is a problem naming the entry, never
   opened (so no match line can tell what a file outside DIR holds); subdirectories are not documents.
+  The file type is checked again on the opened descriptor, so nothing swapped in after the check is read.
 - A document that cannot be read (missing, not UTF-8, a PDF that pdf_text refuses) is a problem naming
   the file, and its place is empty: citations of it are still extracted, unchecked against it.
 """
@@ -22,6 +23,7 @@ from pathlib import Path, PurePath
 
 from ..config import PdfLimits
 from ..source.sources import Document
+from ..source.text import MAX_FILE_BYTES, read_file
 from .parsed import AnswerError, Problem
 
 MANIFEST = "documents.txt"
@@ -65,12 +67,12 @@ def _names(folder: Path) -> list[tuple[str, str]]:
 def read_document(path: Path, limits: PdfLimits | None = None) -> str | Document:
     """One cited document as the vendor saw it: a PDF as a Document, other files as their text."""
     from ..source.pdf_text import load_limited
-    with path.open("rb") as handle:
-        head = handle.read(1024)
-    if b"%PDF-" in head:
+    limits = limits or PdfLimits()
+    data = read_file(path, path.name, max(limits.max_bytes, MAX_FILE_BYTES))
+    if b"%PDF-" in data[:1024]:
         return load_limited(path, limits)
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path.name}: not UTF-8 text (byte {exc.start}) and not a PDF") from None
 

@@ -5,38 +5,20 @@ Rules:
 - `get` returns obj[key] if it has the expected type; otherwise it raises `Malformed` naming the path
   (`$.content[2].text`). A reader turns Malformed into a problem for one block, or into an
   AnswerFormatError when the top-level shape itself is wrong.
-- JSON nested deeper than MAX_DEPTH (arrays and objects) is refused before it is parsed (`too_deep`,
-  one linear pass); an integer too long to convert is an AnswerFormatError too.
+- JSON nested deeper than `source.text.MAX_DEPTH` is refused before it is parsed (`too_deep`); an integer
+  too long to convert is an AnswerFormatError too.
 - Integers are JSON integers (true/false are not numbers); indices are integers >= 0.
 """
 from __future__ import annotations
 
 import json
-import re
 
+from ..source.text import MAX_DEPTH, too_deep
 from .parsed import AnswerFormatError, Problem
 
 _NAMES = {str: "a string", int: "an integer", list: "a list", dict: "an object"}
 
 
-MAX_DEPTH = 64
-"""Arrays and objects nested deeper than this are not read (no vendor answer or batch line nests a tenth
-as deep; Python's parser and every walker recurse)."""
-_DEPTH_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
-
-
-def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
-    """Whether JSON text nests arrays/objects deeper than `limit` (brackets inside strings not counted)."""
-    depth = 0
-    for token in _DEPTH_TOKENS.finditer(text):
-        kind = token.group()[0]
-        if kind in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif kind in "]}":
-            depth -= 1
-    return False
 
 
 class Malformed(Exception):

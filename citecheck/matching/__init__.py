@@ -11,6 +11,10 @@ Rules:
 - `misquoted`: not verbatim anywhere, but the closest span of some section scores at least
   NEAR_MISS (rapidfuzz partial_ratio, 0-100); it is reported with that span and a word-level diff.
 - `missing`: anything else. No model is asked about a missing quote.
+- A document's sections are normalised once (`Sections`): `check` builds them once per document and
+  every `locate` compares against them, so a check's cost is one normalisation plus one search a quote.
+- A found quote, and a misquote's closest span, carry where they stand in the section's own text
+  (`Match.start`, `Match.end`: `spans`' raw offsets, so section.text[start:end] is the source's wording).
 - Bounded work: a quote of up to EXACT_CHARS is scored with partial_ratio; a longer one is located with
   one LCS alignment per section (rapidfuzz Indel.opcodes, bit-parallel) and scored as the ratio of the
   quote to the best whole-word span there. Only the best section's span is refined, over at most
@@ -23,13 +27,17 @@ Imports: `source` (the sections a quote is looked for in) and the foundation.
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
 
 from ..source.sources import Document
+from . import spans
+from .normal import _FOLD, MIN_QUOTE_CHARS, has_content, normalise
+
+__all__ = ["EXACT_CHARS", "MAX_EDGES", "MIN_QUOTE_CHARS", "NEAR_MISS", "NEAR_MISS_MAX_CHARS", "Match", "Sections",
+           "_FOLD", "has_content", "locate", "normalise", "spans", "word_diff", "word_ops"]
 
 NEAR_MISS = 90.0
 """partial_ratio score (0-100) from which a non-verbatim quote counts as a misquote, not an invention."""
@@ -40,30 +48,6 @@ MAX_EDGES = 16
 """Candidate word starts (and ends) tried around the aligned span when refining it."""
 NEAR_MISS_MAX_CHARS = 5000
 """Default of the NEAR_MISS_MAX_CHARS setting: longer non-verbatim quotes get no near-miss search."""
-MIN_QUOTE_CHARS = 4
-"""Letters or digits (Unicode) a quote needs to be evidence: '100 °C' has 4, '.' and '—' none."""
-
-_FOLD = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
-                       "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'",
-                       "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00a0": " "})
-_SPACE = re.compile(r"\s+")
-_WRAPPED_HYPHEN = re.compile(r"(?<=\w)-\n\s*(?=\w)")
-
-
-def has_content(quote: str | None) -> bool:
-    """True when the quote holds at least MIN_QUOTE_CHARS letters or digits (punctuation is not evidence)."""
-    count = 0
-    for char in quote or "":
-        count += char.isalnum()
-        if count >= MIN_QUOTE_CHARS:
-            return True
-    return False
-
-
-def normalise(text: str) -> str:
-    """Fold typographic quotes and dashes, rejoin words wrapped at a hyphen ("case-\\nsensitive"
-    -> "case-sensitive"), collapse whitespace, strip."""
-    return _SPACE.sub(" ", _WRAPPED_HYPHEN.sub("-", text.translate(_FOLD))).strip()
 
 
 @dataclass(frozen=True)
@@ -74,6 +58,8 @@ class Match:
     score: float | None = None  # partial_ratio of the closest span, for misquoted/missing
     closest: str | None = None  # closest source span (normalised) for a near miss
     diff: str | None = None     # word-level diff quote -> source, for a near miss
+    start: int | None = None    # where the quote (found) or the closest span (misquoted) stands in the
+    end: int | None = None      # section's own text: section.text[start:end] (`spans`)
 
     @property
     def elsewhere(self) -> bool:
@@ -149,37 +135,61 @@ def _aligned(quote: str, text: str) -> tuple[float, int, int]:
     return fuzz.ratio(quote[start:end], text), 0, len(text)
 
 
-def _refined(quote: str, text: str, start: int, end: int) -> tuple[float, str]:
+def _refined(quote: str, text: str, start: int, end: int) -> tuple[float, int, int]:
     """The whole-word span around text[start:end] whose full ratio to the quote is highest (an inserted
-    or dropped word changes the span's length), and that ratio."""
+    or dropped word changes the span's length): that ratio and the span, without surrounding spaces."""
     slack = max(8, len(quote) // 5)
     starts = _nearest(_word_starts(text, start - slack, start + slack), start)
     ends = _nearest(_word_ends(text, end - slack, end + slack), end)
     pairs = [(a, b) for a in starts for b in ends if b > a]
     if not pairs:
-        return fuzz.ratio(quote, text[start:end]), text[start:end]
+        return fuzz.ratio(quote, text[start:end]), start, end
     # ties: the earliest, then the shortest span
     ratio, a, b = max((fuzz.ratio(quote, text[a:b]), -a, -b) for a, b in pairs)
-    return ratio, text[-a:-b].strip()
+    a, b = -a, -b
+    return ratio, a + len(text[a:b]) - len(text[a:b].lstrip()), a + len(text[a:b].rstrip())
 
 
-def locate(quote: str | None, document: Document, cited_section: str | None = None, *,
+class Sections:
+    """A document's sections, each normalised once (module rules): what `locate` compares quotes with."""
+
+    def __init__(self, document: Document):
+        self.document = document
+        self.normalised = {key: normalise(section.text) for key, section in document.sections.items()}
+        self.longest = max(map(len, self.normalised.values()), default=0)
+        self._folded: dict[str, spans.Folded] = {}      # the map back, made for a section when asked
+
+    def span(self, key: str, start: int, end: int) -> tuple[int, int]:
+        """The span of section `key`'s own text holding normalised[key][start:end]."""
+        if key not in self._folded:
+            self._folded[key] = spans.Folded(self.document.sections[key].text)
+        return self._folded[key].raw_span(start, end)
+
+    @classmethod
+    def of(cls, source: "Document | Sections") -> "Sections":
+        return source if isinstance(source, Sections) else cls(source)
+
+
+def locate(quote: str | None, source: Document | Sections, cited_section: str | None = None, *,
            max_chars: int = NEAR_MISS_MAX_CHARS) -> Match:
-    """Status of one quote against the document (see module rules); `max_chars` is NEAR_MISS_MAX_CHARS."""
+    """Status of one quote against the document (see module rules); `max_chars` is NEAR_MISS_MAX_CHARS.
+    `source` is the document, or its `Sections` (normalised once for many quotes)."""
     cited = str(cited_section) if cited_section is not None else None
     if not has_content(quote):
         return Match("section-only" if cited else "missing", cited, cited)
-    order = ([cited] if cited in document.sections else []) + [k for k in document.sections if k != cited]
-    normalised = {key: normalise(document.sections[key].text) for key in order}
+    sections = Sections.of(source)
+    normalised = sections.normalised
+    order = ([cited] if cited in normalised else []) + [k for k in normalised if k != cited]
     # a lower bound of the normalised length: a quote longer than every section and than the cap can be
     # neither verbatim anywhere nor searched, so it is not even normalised
     visible = len("".join(quote.split())) if len(quote) > max_chars else 0
-    if visible > max(max_chars, *map(len, normalised.values()), 0):
+    if visible > max(max_chars, sections.longest):
         return Match("missing", None, cited)
     needle = normalise(quote)
     for key in order:
-        if needle in normalised[key]:
-            return Match("found", key, cited)
+        at = normalised[key].find(needle)
+        if at >= 0:
+            return Match("found", key, cited, None, None, None, *sections.span(key, at, at + len(needle)))
     if len(needle) > max_chars or not order:
         return Match("missing", None, cited)
     best_key, best_score, best_start, best_end = None, -1.0, 0, 0
@@ -187,10 +197,12 @@ def locate(quote: str | None, document: Document, cited_section: str | None = No
         score, start, end = _aligned(needle, normalised[key])
         if score > best_score:
             best_key, best_score, best_start, best_end = key, score, start, end
-    refined, best_span = _refined(needle, normalised[best_key], best_start, best_end)
+    refined, start, end = _refined(needle, normalised[best_key], best_start, best_end)
     if len(needle) > EXACT_CHARS:
         best_score = max(best_score, refined)
     score = round(best_score, 1)
     if best_score >= NEAR_MISS:
-        return Match("misquoted", best_key, cited, score, best_span, word_diff(needle, best_span))
+        closest = normalised[best_key][start:end]
+        return Match("misquoted", best_key, cited, score, closest, word_diff(needle, closest),
+                     *sections.span(best_key, start, end))
     return Match("missing", None, cited, score)

@@ -10,6 +10,11 @@ Rules:
 - The quote is found in a passage the way the guard compares (`matching.normalise`: typographic quotes
   and dashes folded, whitespace runs equal, a word wrapped at a hyphen rejoined), and marked in the
   passage's own text wherever it occurs.
+- By span first: a source-document row's span (span_start, span_end) is in its section's text, which is
+  what the judge read; when the span still holds the evidence there (`matching.spans.check`) exactly those
+  characters are marked. A span that no longer does (`changed`) or is not a span of that text (`invalid`)
+  is said in one line (`span_line`), and the quote is marked by its words instead. A web row's span is in
+  the page's text as stored, not in the passages shown: `span_line` names it, the words mark the quote.
 - One stylesheet (templates/style.css), inlined; pages send a Content-Security-Policy that allows that
   stylesheet by its hash and no script at all.
 """
@@ -27,7 +32,8 @@ import jinja2
 import markupsafe
 
 from .. import matching
-from ..vocabulary import MISQUOTED
+from ..matching import spans
+from ..vocabulary import MISQUOTED, SOURCE, SPAN_CHANGED, SPAN_MATCHES, SPAN_NONE
 
 TEMPLATES = Path(__file__).with_name("templates")
 _FOLDED = {}
@@ -39,7 +45,8 @@ for _raw, _folded in matching._FOLD.items():        # the characters normalise f
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(style=markupsafe.Markup(stylesheet()), link=link)   # our own file, not input
+    env.globals.update(style=markupsafe.Markup(stylesheet()), link=link,   # our own file, not input
+                       span_line=span_line)
     env.filters["confidence"] = lambda c: "–" if c is None else f"{c:.2f}"
     return env
 
@@ -104,18 +111,57 @@ def marked(passage: str, quote: str | None) -> list[tuple[str, bool]]:
     return segments
 
 
-def passages_of(row: dict) -> list[tuple[int, bool, list[tuple[str, bool]]]]:
-    """What the judge read for an audited row (its `passages` JSON), in the order it read them:
-    (number from 1, whether it holds the quote, its marked segments)."""
+def _shown(row: dict) -> list[str]:
     try:
         shown = json.loads(row.get("passages") or "[]")
     except ValueError:
         shown = []
+    return [p for p in shown if isinstance(p, str)] if isinstance(shown, list) else []
+
+
+def _section_span(row: dict, shown: list[str]) -> tuple[str, int | None, int | None]:
+    """(what the row's span says against the section text the judge read, start, end); SPAN_NONE for a web
+    row or a row without a span."""
+    start, end = row.get("span_start"), row.get("span_end")
+    if row.get("flow") != SOURCE or not shown:
+        return SPAN_NONE, start, end
+    return spans.check(shown[0], start, end, row.get("evidence_quote")), start, end
+
+
+def passages_of(row: dict) -> list[tuple[int, bool, list[tuple[str, bool]]]]:
+    """What the judge read for an audited row (its `passages` JSON), in the order it read them:
+    (number from 1, whether it holds the quote, its marked segments): by span where it holds (see rules)."""
+    shown = _shown(row)
+    state, start, end = _section_span(row, shown)
     out = []
-    for number, passage in enumerate((p for p in shown if isinstance(p, str)), start=1):
-        segments = marked(passage, row.get("evidence_quote"))
+    for number, passage in enumerate(shown, start=1):
+        if number == 1 and state == SPAN_MATCHES:
+            segments = [(text, hit) for text, hit in ((passage[:start], False), (passage[start:end], True),
+                                                      (passage[end:], False)) if text]
+        else:
+            segments = marked(passage, row.get("evidence_quote"))
         out.append((number, any(is_quote for _, is_quote in segments), segments))
     return out
+
+
+def span_line(row: dict) -> str | None:
+    """Where the row's evidence stands, in words (None: no span recorded); a span that no longer holds the
+    quote, or is not a span, says so (module rules)."""
+    start, end = row.get("span_start"), row.get("span_end")
+    if start is None and end is None:
+        return None
+    if row.get("flow") != SOURCE:
+        where = "of the page's text as stored" + (f" (rid {row['rid']})" if row.get("rid") else "")
+        return (f"characters {start}-{end} {where}" if spans.is_span(start, end)
+                else f"{start!r}-{end!r} is not a span: marked by the quote's words instead")
+    state, _, _ = _section_span(row, _shown(row))
+    section = f"section {row.get('section')}"
+    if state == SPAN_MATCHES:
+        return f"characters {start}-{end} of {section} (marked below)"
+    if state == SPAN_CHANGED:
+        return (f"characters {start}-{end} of {section} no longer hold the quote (span {SPAN_CHANGED}: the "
+                "text differs now): marked by the quote's words instead")
+    return f"{start!r}-{end!r} is not a span of {section}'s text (span {state}): marked by the quote's words instead"
 
 
 def misquote_diff(row: dict) -> list[tuple[str, str]] | None:

@@ -325,7 +325,7 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
     app = FastAPI(title="citecheck", version="0.1.0", lifespan=audit_service.closing(writer),
                   description="Verify an LLM's cited URLs against a claim (the live-web flow).")
     app.state.limits, app.state.audit_writer = limits, writer
-    review_app.attach(app, ctx, writer, gate.shown(ctx.settings.judge_model))
+    review_app.attach(app, ctx, writer, gate.headline())
 
     @app.exception_handler(RequestValidationError)
     async def _bad_body(request: Request, exc: RequestValidationError):

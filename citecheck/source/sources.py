@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .document import Document, Section
 from .pdf_text import load_limited
-from .text import decode, not_text
+from .text import MAX_DEPTH, decode, not_text, read_file, too_deep
 
 FORMATS = ("rfc", "markdown", "text", "pdf")
 
@@ -130,7 +130,7 @@ def load(path: str | Path, fmt: str = "rfc", *, pdf=None) -> Document:
         return load_limited(path, pdf)
     path = Path(path)
     try:
-        raw = decode(path.read_bytes(), f"source file {path}")
+        raw = decode(read_file(path, f"source file {path}"), f"source file {path}")
     except FileNotFoundError:
         raise FileNotFoundError(f"source file not found: {path}") from None
     if fmt == "rfc":
@@ -190,7 +190,10 @@ def read_citations(path: str | Path, document: Document | None = None) -> Citati
     """Read a citations JSON list (module rules). A file that is not a UTF-8 JSON list raises, naming it."""
     path = Path(path)
     try:
-        data = json.loads(decode(path.read_bytes(), f"citations file {path}"))
+        text = decode(read_file(path, f"citations file {path}"), f"citations file {path}")
+        if too_deep(text):
+            raise ValueError(f"{path.name} is nested deeper than {MAX_DEPTH} levels; not a citations file")
+        data = json.loads(text)
     except FileNotFoundError:
         raise FileNotFoundError(f"citations file not found: {path}") from None
     except json.JSONDecodeError as exc:
@@ -199,6 +202,11 @@ def read_citations(path: str | Path, document: Document | None = None) -> Citati
         raise ValueError(f"{path.name} is nested too deeply to be a citations file") from None
     if not isinstance(data, list):
         raise ValueError(f"{path.name} must hold a JSON list of citations")
+    return citations_of(data, document)
+
+
+def citations_of(data: list, document: Document | None = None) -> CitationsFile:
+    """The usable citations of a parsed JSON list (module rules): a file's, or a list given inline (MCP)."""
     loaded, first = CitationsFile([]), {}
     for n, item in enumerate(data, 1):
         cid = item.get("id", f"#{n}") if isinstance(item, dict) else f"#{n}"

@@ -5,10 +5,25 @@ Rules:
   naming the file, the byte and its offset.
 - A string is text when it encodes as UTF-8: a lone surrogate (JSON's "\\ud800" escape decodes to one)
   is not, and is reported with its position, never passed on to crash a later stage.
+- A file read from outside (`read_file`) is a regular file (checked on the opened descriptor, so nothing
+  swapped in after a check is read: no device, FIFO or socket) of at most MAX_FILE_BYTES.
+- JSON nested deeper than MAX_DEPTH (arrays and objects) is refused before it is parsed (`too_deep`,
+  one linear pass): Python's parser and every walker recurse.
 """
 from __future__ import annotations
 
 import codecs
+import os
+import re
+import stat
+from pathlib import Path
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""The largest source, document or citations file read: 64 MiB (PDFs have PDF_MAX_BYTES)."""
+MAX_DEPTH = 64
+"""Arrays and objects nested deeper than this are not read (no vendor answer, batch line or citations file
+nests a tenth as deep)."""
+_DEPTH_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
 
 
 def decode(data: bytes, name: str) -> str:
@@ -32,3 +47,30 @@ def not_text(value: str) -> str | None:
     except UnicodeEncodeError as exc:
         return f"a lone surrogate \\u{ord(value[exc.start]):04x} at character {exc.start + 1}"
     return None
+
+
+def read_file(path: str | Path, name: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `max_bytes` (module rules); FileNotFoundError when it is
+    missing, ValueError naming `name` otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{name}: not a regular file (a directory, device, FIFO or socket); not read")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"{name}: over the {max_bytes:,}-byte limit for a file read as text; not read")
+    return data
+
+
+def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether JSON text nests arrays/objects deeper than `limit` (brackets inside strings not counted)."""
+    depth = 0
+    for token in _DEPTH_TOKENS.finditer(text):
+        kind = token.group()[0]
+        if kind in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif kind in "]}":
+            depth -= 1
+    return False

@@ -122,6 +122,14 @@ class Gate:
         threshold = self.threshold(model)
         return EVERYTHING_TO_A_PERSON if threshold is None else threshold
 
+    def headline(self) -> str:
+        """The gate in one line, for a page that shows verdicts of many models (the review queue)."""
+        if self.settings.auto_accept is not None:
+            return f"AUTO_ACCEPT = {self.settings.auto_accept:g}"
+        calibrated = sum(1 for model in self.table if self.threshold(model) is not None)
+        where = shown(self.settings.auto_accept_table)
+        return f"AUTO_ACCEPT per model ({where}): " + (f"{calibrated} set" if calibrated else "none set, all to a person")
+
     def note(self, model: str | None) -> str:
         """Why no threshold is in force for `model` (a row's `auto_note`, the stderr line)."""
         where, name = shown(self.settings.auto_accept_table), model or "an unnamed model"

@@ -35,7 +35,7 @@ def status(settings: Settings) -> str:
     return f"/review is on, over {settings.journal} (log in with {TOKEN})"
 
 
-def attach(app: FastAPI, ctx: RunContext, writer, threshold: float) -> None:
+def attach(app: FastAPI, ctx: RunContext, writer, gate_line: str) -> None:
     """Add /review to the app: the pages when REVIEW_TOKEN is set, else a 404 naming it."""
     if not enabled(ctx.settings):
         async def off(path: str = ""):
@@ -46,5 +46,5 @@ def attach(app: FastAPI, ctx: RunContext, writer, threshold: float) -> None:
     from .auth import Keys
     from .pages import router
     keys = Keys(ctx.settings.secrets.require(TOKEN))
-    app.include_router(router(keys, writer, ctx.settings.journal, threshold), prefix="/review",
+    app.include_router(router(keys, writer, ctx.settings.journal, gate_line), prefix="/review",
                        include_in_schema=False)

@@ -4,11 +4,12 @@ Rules:
 - One secret, REVIEW_TOKEN, strong enough (`config.review_token_problem`: the error says how to make
   one). A script sends it as `Authorization: Bearer
   <token>`; a person types it once into the login form, which sets a session cookie instead.
-- The cookie never holds the token: it is `name.issued.signature`, an HMAC-SHA256 (keyed by the token) of
-  the reviewer's name and the time it was issued; HttpOnly, SameSite=Strict, Path=/review, Secure over
-  https; valid for SESSION_HOURS. Changing REVIEW_TOKEN ends every session. Logging out revokes that
-  cookie on the server (its signature, kept in this process's memory until it would have expired; a
-  restart forgets revocations, while a changed REVIEW_TOKEN still ends every session).
+- The cookie never holds the token: it is `name.issued.signature`, an HMAC-SHA256 of the reviewer's name
+  and the time it was issued, keyed by the token and a random key drawn when the server starts; HttpOnly,
+  SameSite=Strict, Path=/review, Secure over https; valid for SESSION_HOURS. Changing REVIEW_TOKEN or
+  restarting the server ends every session. Logging out revokes that cookie on the server (its
+  signature, kept in memory until it would have expired: a revocation lives exactly as long as any
+  cookie it could refuse).
 - Failed logins are counted per client address (`Throttle`): after MAX_FAILURES within WINDOW seconds,
   every login or Bearer request from that address is 429 with Retry-After, the right token included,
   until the oldest failure leaves the window. Behind a proxy every client shares its address.
@@ -25,6 +26,7 @@ import collections
 import hashlib
 import hmac
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -54,7 +56,7 @@ class Keys:
             raise ValueError(weak)
         self._revoked: dict[str, int] = {}      # signature -> issued (module rules)
         self._token = hashlib.sha256(token.encode("utf-8")).digest()
-        self._cookie = hmac.new(self._token, b"citecheck review cookie", hashlib.sha256).digest()
+        self._cookie = hmac.new(self._token, b"citecheck review cookie" + os.urandom(32), hashlib.sha256).digest()
         self._csrf = hmac.new(self._token, b"citecheck review csrf", hashlib.sha256).digest()
 
     def __repr__(self) -> str:

@@ -86,7 +86,7 @@ def _key_dict(key: tuple) -> dict:
     return dict(zip(("batch", "id", "url"), key))
 
 
-def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
+def router(keys: Keys, writer, journal: Path, gate_line: str) -> APIRouter:
     """The routes over one audit DB; `writer` is the app's audit writer (it has migrated the DB)."""
     routes = APIRouter()
     throttle = auth.Throttle()
@@ -105,7 +105,7 @@ def router(keys: Keys, writer, journal: Path, threshold: float) -> APIRouter:
 
     def page(template: str, status: int = 200, reviewer: Reviewer | None = None, **values) -> HTMLResponse:
         csrf = keys.csrf(reviewer.session) if reviewer and reviewer.session else ""
-        body = render_html.render(template, reviewer=reviewer, csrf=csrf, threshold=threshold,
+        body = render_html.render(template, reviewer=reviewer, csrf=csrf, gate_line=gate_line,
                                   item_key=item_key, urlencode=urlencode, **values)
         headers = {**HEADERS, "Content-Security-Policy": render_html.content_security_policy()}
         return HTMLResponse(body, status_code=status, headers=headers)

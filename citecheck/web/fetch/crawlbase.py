@@ -9,9 +9,10 @@ Rules:
   rendered answer replaces a thin page only if it says at least as much or settles the page.
 - Timeouts, connection errors, answers that cannot be read (JSON that is not JSON, a truncated gzip
   body), 429 and 5xx (but 520) are retried, then crawl_failed (uncached).
-- Bounded: a body is at most FETCH_MAX_BYTES decoded bytes, counted as it inflates (`fetch.inflate`;
-  what the SDK leaves encoded, stacks included, is undone in `KeepRid`; an encoding it cannot undo ->
-  not_found / unsupported_content; a corrupt one is unreadable). Every call waits at most
+- Bounded: a body is at most FETCH_MAX_BYTES decoded bytes, counted as it streams and inflates
+  (`fetch.inflate`, every encoding and stack, names in any case; `KeepRid.request` reads it in place of the
+  SDK, which reads a body whole; an encoding it cannot undo -> not_found / unsupported_content; a corrupt
+  one is unreadable). TLS certificates and host names are verified (the SDK's context does neither). Every call waits at most
   CRAWLBASE_TIMEOUT, and all the calls of one fetch (retries, the thin-page retry, rendering) end
   within FETCH_DEADLINE: a call still running then is abandoned (its thread ends with its socket's
   timeout) and no new one starts. A page the deadline cut short is returned but not cached.
@@ -22,7 +23,10 @@ Rules:
 from __future__ import annotations
 
 import http.client
+import ssl
 import threading
+import urllib.error
+import urllib.request
 import zlib
 from dataclasses import dataclass, field
 from typing import Callable
@@ -37,6 +41,8 @@ from .pages import THIN_CHARS, FetchResult, Uncached, failed, final, non_space, 
 CRAWLBASE_OPTIONS = {"format": "md", "md_readability": "true", "store": "true"}
 """What every first Crawlbase call sends; the thin-page retry drops md_readability."""
 SDK_DEFAULT_URL = "https://api.crawlbase.com/"
+_TLS = ssl.create_default_context()
+"""Certificates and host names verified (the SDK's own context verifies neither; the token is in the URL)."""
 NAME = "crawlbase"
 
 
@@ -64,25 +70,53 @@ def point_sdk_at_api_url(settings: Settings) -> None:
     base_api.CRAWLBASE_API_URL = override.rstrip("/") + "/" if override else SDK_DEFAULT_URL
 
 
+def _chunks(handler):
+    """A response's body, a chunk at a time; cut short of its Content-Length -> IncompleteRead."""
+    while chunk := handler.read(inflate.CHUNK):
+        yield chunk
+    if handler.length:
+        raise http.client.IncompleteRead(b"", handler.length)
+
+
 def _crawling_api(token: str, settings: Settings, timeout: float | None = None):
     """A CrawlingAPI that keeps the rid (the SDK drops the storage headers), pointed at the API URL."""
     from crawlbase import CrawlingAPI
 
     class KeepRid(CrawlingAPI):
-        def decompressBody(self, handler):  # noqa: N802 (the SDK's name): gzip, inflated under the cap
-            return inflate.read_capped(iter(lambda: handler.read(inflate.CHUNK), b""), "gzip",
-                                       settings.fetch_max_bytes)[0]
-
-        def parseRegularResponse(self, handler):  # noqa: N802
-            super().parseRegularResponse(handler)
-            self.response["headers"]["rid"] = _rid(handler.headers)
-            encoding = handler.headers.get("Content-Encoding") or ""
-            if encoding.strip().lower() != "gzip":      # the SDK left it encoded (or it is plain)
+        def request(self, options=None, data=None):
+            """The SDK's request with a verifying TLS context and the body read under the cap as it
+            streams, whatever its Content-Encoding says (the SDK reads a body whole and inflates only
+            an exact `gzip`)."""
+            options = dict(options or {})
+            self.response = {"headers": {}}
+            method = options.pop("HTTP_METHOD", None)
+            request = urllib.request.Request(self.buildURL(options), headers=self.headers, method=method)
+            try:
+                handler = urllib.request.urlopen(request, data.encode() if isinstance(data, str) else data,
+                                                 self.timeout, context=_TLS)
+            except urllib.error.HTTPError as error:
+                error.close()
+                self.response.update(body="", status_code=error.code)
+                return self.response
+            with handler:
+                self.response["status_code"] = handler.getcode()
                 try:
-                    self.response["body"] = inflate.read_capped([self.response["body"]], encoding,
+                    self.response["body"] = inflate.read_capped(_chunks(handler),
+                                                                handler.headers.get("Content-Encoding"),
                                                                 settings.fetch_max_bytes)[0]
                 except inflate.UnknownEncoding as exc:
+                    self.response["body"] = b""
                     self.response["headers"]["unsupported_encoding"] = str(exc)
+                if (handler.headers.get("Content-Type") == "application/json; charset=utf-8"
+                        or (not options.get("callback") and options.get("format") == "json")):
+                    self.parseJsonResponse()
+                else:
+                    self.parseRegularResponse(handler)
+            return self.response
+
+        def parseRegularResponse(self, handler):  # noqa: N802 (the SDK's name)
+            super().parseRegularResponse(handler)
+            self.response["headers"]["rid"] = _rid(handler.headers)
 
     point_sdk_at_api_url(settings)
     return KeepRid({"token": token, "timeout": settings.crawlbase_timeout if timeout is None else timeout})
