@@ -49,7 +49,7 @@ from urllib.parse import urlsplit
 from .. import config
 from ..cache import FIELDS, OFF, Cache, CacheError, HoldsSecret, checked
 from ..config import Settings
-from ..context import Clients, RunContext, open_cache
+from ..context import RunContext, open_cache
 from ..matching.spans import is_span
 from ..verdict.review import Gate, gated
 from ..vocabulary import (CONTRADICTED, LABELS, NOT_FOUND, SUPPORTED, WORKER_LOST, WORKER_RESULT_INVALID,
@@ -196,8 +196,6 @@ def _within(address: str, timeout: float, connecting: Callable):
 _limit = threading.local()
 _worker_caches: dict[tuple, tuple[Cache, collections.OrderedDict]] = {}
 _worker_lock = threading.Lock()
-_worker_clients = Clients()
-"""A worker's HTTP clients (judge providers, the direct fetcher's pool), for the life of its process."""
 
 
 def limited():
@@ -243,7 +241,7 @@ def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
     """One citation on a worker -> JSON text {"row": its row, "recorded": [[key, entry], ...]}."""
     base, recent = _worker_cache(settings)
     cache = TaskCache(base, recent)
-    ctx = RunContext.build(settings, cache, _worker_clients)
+    ctx = RunContext.build(settings, cache)
 
     def pipeline(claim: str, url: str) -> dict:
         from ..verify import verify_citation
