@@ -116,7 +116,7 @@ def bench_api(tmp: Path) -> None:
 
 
 def bench_parsers(which: set[str] | None = None) -> None:
-    which = which or {"overhead", "pdf", "html"}
+    which = which or {"overhead", "pdf", "html", "api"}
     with tempfile.TemporaryDirectory() as tmp:
         if "overhead" in which:
             bench_overhead()

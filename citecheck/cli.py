@@ -18,6 +18,8 @@ COMMANDS = {
     "verify": ("citecheck.verify", "verify one claim against its cited URLs (live-web flow)"),
     "batch": ("citecheck.batch", "verify a JSONL batch and print citation precision"),
     "extract": ("citecheck.extract.command", "turn an LLM answer into claims.jsonl and citations.json"),
+    "check-answer": ("citecheck.answer.command", "report on one LLM answer: each marker, each sentence, "
+                                                 "uncited claims, citation precision and recall"),
     "replay": ("citecheck.web.fetch.storage", "print a stored page by its rid (Crawlbase Storage API)"),
     "serve": ("citecheck.serve.api", "serve the /verify HTTP API (and /review when REVIEW_TOKEN is set)"),
     "mcp": ("citecheck.serve.mcp.server", "serve the checks to an assistant (MCP tools over stdio)"),

@@ -3,6 +3,12 @@
 Rules:
 - The page speaks first. When fetch settles a citation (404, 410, soft 404, homepage redirect, PDF,
   empty page, crawl failure) the judge is not asked and confidence is null: no model answered.
+- Then the text the citation carries, if any (`quotes`: Anthropic's cited_text, a Perplexity snippet), is
+  looked for on the page's text (its Markdown marks dropped, `page_text`) with the source-document flow's
+  rules (`matching.locate`: exact after normalising, else a near miss, else missing). The row's `status` is
+  the worst of its texts (missing, misquoted, found). Missing: not_found / fabricated_quote, no model
+  asked. Misquoted: judged on the real page, `diff` says how the text differs, never automatic. Found:
+  judged as usual.
 - Otherwise the page is cut into passages of at most 200 words; at most MAX_PASSAGES of them are
   ranked (`retrieval.shortlist` chooses which on a long page), the 3 best for the claim (RETRIEVAL:
   BM25 by default, or MiniLM cosine) are shown to the judge (JUDGE_METHOD: the pooled method by
@@ -29,11 +35,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 from dataclasses import dataclass, field
+from typing import Mapping, Sequence
 
 import httpx
 
-from . import audit, cancellation, config
+from . import audit, cancellation, config, matching
 from .cache import CacheError
 from .context import RunContext
 from .judge import methods
@@ -46,11 +54,16 @@ from .vocabulary import (
     CHECK_FAILED,
     CRAWL_FAILED,
     EMPTY_PAGE,
+    FABRICATED_QUOTE,
+    FOUND,
     JUDGE_UNAVAILABLE,
+    MISQUOTED,
+    MISSING,
     NOT_FOUND,
     UNREACHABLE,
     CitationRow,
 )
+from .source.document import Document, Section
 from .web import netguard
 from .web.fetch import FetchResult, fetch
 from .web.passages import split_passages
@@ -75,21 +88,52 @@ class Trace:
 
 
 def _row(url: str, page: FetchResult | None, label: str, reason: str | None,
-         quote: str | None = None, confidence: float | None = None, method: str | None = None) -> dict:
+         quote: str | None = None, confidence: float | None = None, method: str | None = None,
+         carried: matching.Match | None = None) -> dict:
     span_start, span_end = (spans.find(quote, page.markdown) if page and quote else None) or (None, None)
     return CitationRow(url=url, label=label, evidence_quote=quote, confidence=confidence,
                        final_url=page.final_url if page else None,
                        original_status=page.original_status if page else None,
                        rid=page.rid if page else None, reason=reason, method=method,
-                       span_start=span_start, span_end=span_end).to_dict()
+                       span_start=span_start, span_end=span_end,
+                       status=carried.status if carried else None,
+                       diff=carried.diff if carried else None).to_dict()
 
 
-def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:
-    """The judged half of the flow for a page fetch did not settle: passages, retrieval, judge, guard."""
+_LINK = re.compile(r"!?\[([^\]\n]{0,500})\]\([^)\n]{0,2000}\)")
+_MARKS = re.compile(r"(?m)^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-+][ \t]+)|\*|__|`")
+_WORST = {FOUND: 0, MISQUOTED: 1, MISSING: 2}
+
+
+def page_text(markdown: str) -> str:
+    """A fetched page's Markdown as the text a reader sees: links and images as their text; heading, quote
+    and list marks, emphasis asterisks, `__` and backticks dropped (bounded, linear patterns)."""
+    return _MARKS.sub("", _LINK.sub(r"\1", markdown))
+
+
+def carried_match(quotes: Sequence[str], page: FetchResult, max_chars: int) -> matching.Match | None:
+    """The worst `matching.locate` of the texts a citation carries on the page's text (module rules); None
+    when it carries none with content."""
+    texts = [quote for quote in quotes if matching.has_content(quote)]
+    if not texts:
+        return None
+    text = page_text(page.markdown)
+    document = Document(page.url, text, {"page": Section("page", page.url, text)})
+    return max((matching.locate(quote, document, max_chars=max_chars) for quote in texts),
+               key=lambda match: _WORST[match.status])
+
+
+def judge_page(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[str] = ()) -> Trace:
+    """The judged half of the flow for a page fetch did not settle: the carried text matched, passages,
+    retrieval, judge, guard."""
     url = page.url
     passages = split_passages(page.markdown)
     if not passages:                        # fetch labels empty pages; kept for any other backend
         return Trace(claim, url, _row(url, page, NOT_FOUND, EMPTY_PAGE), page)
+    carried = carried_match(quotes, page, ctx.settings.near_miss_max_chars)
+    if carried is not None and carried.status == MISSING:
+        row = _row(url, page, NOT_FOUND, FABRICATED_QUOTE, carried=carried)
+        return Trace(claim, url, row, page, passages)
     kept = shortlist(claim, passages, ctx.settings.max_passages)
     ranked = [(kept[i], score) for i, score in rank(claim, [passages[i] for i in kept],
                                                     how=ctx.settings.retrieval)]
@@ -98,12 +142,12 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext) -> Trace:
     try:
         trace.judged = methods.judge(claim, shown, ctx)
     except JudgeUnavailable:
-        trace.row = _row(url, page, NOT_FOUND, JUDGE_UNAVAILABLE)
+        trace.row = _row(url, page, NOT_FOUND, JUDGE_UNAVAILABLE, carried=carried)
         return trace
     kept = guard(trace.judged, shown)
     reason = kept["reason"].split(":")[0] if kept["reason"] else None
     trace.row = _row(url, page, kept["label"], reason, kept["evidence_quote"], kept["confidence"],
-                     trace.judged.get("method"))
+                     trace.judged.get("method"), carried)
     return trace
 
 
@@ -121,7 +165,7 @@ def page_of(url: str, text: str) -> FetchResult:
     return FetchResult(url, url, None, text, None, None, None, "given")
 
 
-def _traced(claim: str, url: str, ctx: RunContext) -> Trace:
+def _traced(claim: str, url: str, ctx: RunContext, quotes: Sequence[str]) -> Trace:
     cancellation.check()
     try:
         page = fetch(url, ctx)
@@ -130,7 +174,7 @@ def _traced(claim: str, url: str, ctx: RunContext) -> Trace:
     if page.label is not None:
         return Trace(claim, url, _row(url, page, page.label, page.reason), page)
     cancellation.check()
-    return judge_page(claim, page, ctx)
+    return judge_page(claim, page, ctx, quotes)
 
 
 def _settled(claim: str, url: str, ctx: RunContext, threshold: float | Gate | None, traced) -> Trace:
@@ -151,42 +195,55 @@ def answered_by(trace: Trace) -> str | None:
     return trace.judged.get("model") if trace.judged else None
 
 
-def trace_citation(claim: str, url: str, ctx: RunContext, threshold: float | Gate | None = None) -> Trace:
-    """Check one claim-URL pair and keep every intermediate step (see module rules); the row is gated."""
-    return _settled(claim, url, ctx, threshold, lambda: _traced(claim, url, ctx))
+def trace_citation(claim: str, url: str, ctx: RunContext, threshold: float | Gate | None = None,
+                   quotes: Sequence[str] = ()) -> Trace:
+    """Check one claim-URL pair (`quotes`: the texts the citation carries) and keep every intermediate step
+    (see module rules); the row is gated."""
+    return _settled(claim, url, ctx, threshold, lambda: _traced(claim, url, ctx, quotes))
 
 
 def trace_text(claim: str, text: str, ctx: RunContext, url: str = "text:",
-               threshold: float | Gate | None = None) -> Trace:
-    """The fetch-free flow: `claim` against a page whose text is `text` (as `url`), with the same passages,
-    retrieval, judge, guard, failure labels and gate as `trace_citation`."""
-    return _settled(claim, url, ctx, threshold, lambda: judge_page(claim, page_of(url, text), ctx))
+               threshold: float | Gate | None = None, quotes: Sequence[str] = ()) -> Trace:
+    """The fetch-free flow: `claim` against a page whose text is `text` (as `url`), with the same carried-text
+    match, passages, retrieval, judge, guard, failure labels and gate as `trace_citation`."""
+    return _settled(claim, url, ctx, threshold, lambda: judge_page(claim, page_of(url, text), ctx, quotes))
 
 
 def verify_citation(claim: str, url: str, ctx: RunContext, threshold: float | Gate | None = None, *,
-                    with_passages: bool = False) -> dict:
-    """One claim-URL pair -> a CitationRow dict; network and judge failures become labelled rows.
+                    with_passages: bool = False, quotes: Sequence[str] = ()) -> dict:
+    """One claim-URL pair -> a CitationRow dict; network and judge failures become labelled rows. `quotes`:
+    the texts the citation carries (matched on the page first, module rules).
     `with_passages` adds `passages`, what the judge read (for the audit DB; None when no model was asked),
     and `model`, the model that answered (a gate applied again reads it)."""
-    trace = trace_citation(claim, url, ctx, threshold)
+    trace = trace_citation(claim, url, ctx, threshold, quotes)
     if not with_passages:
         return trace.row
     return {**trace.row, "passages": trace.shown or None, "model": answered_by(trace)}
 
 
 def verify_claim(claim: str, urls: list[str], ctx: RunContext, threshold: float | Gate | None = None, *,
-                 with_passages: bool = False) -> dict:
-    """{claim, overall, citations}: each URL checked in order, one label for the claim."""
+                 with_passages: bool = False, quotes: Mapping[str, Sequence[str]] | None = None) -> dict:
+    """{claim, overall, citations}: each URL checked in order (`quotes`: url -> the texts its citation
+    carries), one label for the claim."""
     threshold = gate_of(threshold, ctx.settings)
-    citations = [verify_citation(claim, url, ctx, threshold, with_passages=with_passages) for url in urls]
+    quotes = quotes or {}
+    citations = [verify_citation(claim, url, ctx, threshold, with_passages=with_passages,
+                                 quotes=quotes.get(url, ())) for url in urls]
     return {"claim": claim, "overall": overall(c["label"] for c in citations), "citations": citations}
 
 
-def audit_claim(conn, batch: str, result: dict) -> list[dict]:
-    """Write a verified claim's citations (with their passages and the model that answered each) to the
-    audit DB as batch `batch`."""
-    item_id = audit.claim_id(result["claim"])
-    return [audit.write_citation(conn, batch, item_id, result["claim"], citation)
+def carried_text(quotes: Sequence[str]) -> str | None:
+    """The texts a citation carries as the audit row's `quote` (one per line; None: it carries none)."""
+    return "\n".join(quotes) or None
+
+
+def audit_claim(conn, batch: str, result: dict,
+                quotes: Mapping[str, Sequence[str]] | None = None) -> list[dict]:
+    """Write a verified claim's citations (with their passages, the model that answered each and the texts
+    each carried) to the audit DB as batch `batch`."""
+    item_id, quotes = audit.claim_id(result["claim"]), quotes or {}
+    return [audit.write_citation(conn, batch, item_id, result["claim"],
+                                 {**citation, "quote": carried_text(quotes.get(citation["url"], ()))})
             for citation in result["citations"]]
 
 
@@ -201,6 +258,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--claim", required=True, help="the claim the citations should support")
     parser.add_argument("--url", required=True, action="append", dest="urls", metavar="URL",
                         help="a cited URL (repeat for each citation)")
+    parser.add_argument("--quote", nargs=2, action="append", default=[], metavar=("URL", "TEXT"),
+                        help="the text the citation of URL says the page holds (Anthropic's cited_text, a "
+                             "Perplexity snippet): matched on the fetched page before any judge is asked")
 
 
 def run(args: argparse.Namespace, ctx: RunContext) -> int:
@@ -208,21 +268,27 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
     claim = args.claim.strip()
     if not claim:
         raise ValueError("--claim must not be empty")
-    for name, text in [("--claim", claim), *(("--url", url) for url in args.urls)]:
+    quoted = [("--quote", text) for pair in args.quote for text in pair]
+    for name, text in [("--claim", claim), *(("--url", url) for url in args.urls), *quoted]:
         if not is_text(text):
             raise ValueError(f"{name} is not valid text (an undecodable byte or a lone surrogate)")
+    quotes: dict[str, list[str]] = {}
+    for url, text in args.quote:
+        if url not in args.urls:
+            raise ValueError(f"--quote names {url!r}, which no --url gives")
+        quotes.setdefault(url, []).append(text)
     for url in args.urls:
         try:
             netguard.check_url(url, allow_private=True)   # scheme and host only; addresses are fetch's
         except netguard.BlockedURL as exc:
             raise ValueError(f"--url {url!r} is not an http(s) URL with a host ({exc})") from None
     gate = Gate.of(ctx.settings)
-    result = verify_claim(claim, args.urls, ctx, gate, with_passages=True)
+    result = verify_claim(claim, args.urls, ctx, gate, with_passages=True, quotes=quotes)
     gate.tell(result["citations"], "verify")
     if ctx.settings.audit_db is not None:
         conn = audit.connect(ctx.settings.audit_db)
         try:
-            audit_claim(conn, audit.VERIFY_BATCH, result)
+            audit_claim(conn, audit.VERIFY_BATCH, result, quotes)
         finally:
             conn.close()
     print(json.dumps(public(result), indent=2, ensure_ascii=False))

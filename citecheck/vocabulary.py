@@ -80,6 +80,7 @@ BLOCKED_URL = "blocked_url"
 CHECK_FAILED = "check_failed"
 WORKER_LOST = "worker_lost"
 WORKER_RESULT_INVALID = "worker_result_invalid"
+FABRICATED_QUOTE = "fabricated_quote"
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,9 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
            "the origin answered 401, a deep link landed on a login page, or a short page is a login form"),
     Reason(EVIDENCE_QUOTE_NOT_IN_SOURCE, NOT_FOUND, False,
            "the judge's quote is not verbatim in the passages it was shown (the guard)"),
+    Reason(FABRICATED_QUOTE, NOT_FOUND, False,
+           "the text the citation carries (Anthropic cited_text, a Perplexity snippet) is neither on the "
+           "fetched page nor a near miss of it (matching: missing): no model asked"),
     Reason(JUDGE_OUTPUT_INVALID, NOT_FOUND, False, "the judge answered off its contract"),
     Reason(JUDGE_CALL_BUDGET, NOT_FOUND, False,
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
@@ -195,6 +199,9 @@ class CitationRow(_Row):
     method: str | None = None     # the judge method that answered (after a fallback); null: no model asked
     span_start: int | None = None  # where evidence_quote stands in the page's text as stored (its
     span_end: int | None = None    # characters [span_start, span_end)); null: no evidence quote
+    status: str | None = None     # how the text the citation carries matched the fetched page (STATUSES:
+                                  # found, misquoted, missing); null: it carried none, or no page was read
+    diff: str | None = None       # the word diff from that text to the page when it is misquoted
 
 
 def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: dict) -> type:
@@ -211,7 +218,7 @@ _CLAIM_ORDER = ("url", "label", "reason", "confidence", "evidence_quote", "final
 
 BatchRow = _extended("BatchRow", "One citation of a batch: its claim, its row, and the claim's overall label.",
                      {"id": "str", "claim": "str"},
-                     (*_CLAIM_ORDER, "auto", "auto_note", "method", "span_start", "span_end"),
+                     (*_CLAIM_ORDER, "auto", "auto_note", "method", "span_start", "span_end", "status", "diff"),
                      {"overall": "str"})
 
 FLOWS = ("web", "source")
@@ -268,3 +275,16 @@ ANSWER_FORMATS = ("markdown", "anthropic", "openai", "perplexity")
 MARKDOWN_ANSWER, ANTHROPIC_ANSWER, OPENAI_ANSWER, PERPLEXITY_ANSWER = ANSWER_FORMATS
 ANSWER_FORMAT_CHOICES = ("auto", *ANSWER_FORMATS)
 """What a command's answer-format option accepts."""
+
+# ---------------------------------------------------------------- the answer report (citecheck.answer)
+
+NO_SOURCE = "no_source"
+"""A marker of the answer that points at no source (a dangling `[7]`): a labelled row, never checked."""
+UNCHECKED = "unchecked"
+"""A quoted-document marker with no document to look in (no source given, or another document_index)."""
+MARKER_LABELS = (*LABELS, NO_SOURCE, UNCHECKED)
+"""What the answer report says of one marker: its source's label, or why it has none."""
+SENTENCE_KINDS = ("cited", "uncited", "no_claim")
+"""A sentence of the answer: it carries a citation; it asserts a checkable fact with none (`answer.uncited`);
+or it asserts nothing to check (a greeting, a hedge, a question, a heading)."""
+CITED, UNCITED, NO_CLAIM = SENTENCE_KINDS

@@ -74,7 +74,7 @@ FORGED_ENTRY = {"function": "judge.json/openai", "model": "m", "answer": {"conte
                 "usage": None, "seconds": 0.1, "recorded": "2026-12-03"}
 
 
-def hostile(settings, semaphore, verify, claim: str, url: str, threshold) -> object:
+def hostile(settings, semaphore, verify, claim: str, url: str, threshold, quotes=()) -> object:
     """A hostile worker's task: what it returns for `url` is named by the URL's first path segment
     (/honest/ is what a real worker returns; every other one is off the row or cache contract)."""
     import json

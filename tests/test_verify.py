@@ -249,10 +249,10 @@ def test_one_citation_that_raises_never_loses_the_claims_other_urls(judge, url, 
     import citecheck.verify as verify_module
     real = verify_module.judge_page
 
-    def judge_page(claim, page, ctx):
+    def judge_page(claim, page, ctx, *quotes):
         if page.url.endswith("/guides/cooking-at-altitude"):
             raise RuntimeError("an unexpected bug")
-        return real(claim, page, ctx)
+        return real(claim, page, ctx, *quotes)
     monkeypatch.setattr(verify_module, "judge_page", judge_page)
     judge.content = quoting("supported")
     urls = [url("/guides/cooking-at-altitude"), url("/articles/boiling-point")]

@@ -2,12 +2,15 @@
 
 Rules:
 - One {"id", "claim", "urls"} object per line (`batch.claims`), or an LLM answer whose cited URLs are
-  the claims (`batch.inputs`); every claim-URL pair is one citation.
+  the claims (`batch.inputs`); every claim-URL pair is one citation. The texts a citation carries (the
+  line's "quotes": Anthropic's cited_text, a Perplexity snippet) go to `verify` with it, which matches
+  them on the fetched page before any judge is asked; the journal keeps them in `quote`.
 - citation precision and reachable precision (`batch.precision`).
 - A malformed line is reported by its number and skipped, the other lines still run; a citation
   whose check fails becomes a labelled row, never an aborted batch.
-- The audit DB is the journal: a citation already decided in this batch (same id, url and claim, and
-  answered by a model this run asks, JUDGE_MODEL or `choice_model`, or by none: the page settled it) is
+- The audit DB is the journal: a citation already decided in this batch (same id, url, claim and carried
+  texts, and answered by a model this run asks, JUDGE_MODEL or `choice_model`, or by none: the page settled it)
+  is
   read back, not redone, `method` included, so a killed batch resumes where it stopped. A row whose
   reason is transient (`vocabulary.TRANSIENT`: the crawl or the judge could not be reached) is
   tried again. The journal's `model` and `method` are the ones that answered (`verify_citation`).
@@ -59,9 +62,9 @@ class BatchResult:
     counts: dict = field(default_factory=dict)
 
 
-def _fresh(row: dict | None, claim: Claim, models: set[str]) -> bool:
+def _fresh(row: dict | None, claim: Claim, quote: str | None, models: set[str]) -> bool:
     return (row is not None and row["claim"] == claim.claim and row["model"] in models
-            and not is_transient(row["reason"]))
+            and (row.get("quote") or None) == quote and not is_transient(row["reason"]))
 
 
 def _progress(total: int, show: bool):
@@ -102,14 +105,18 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
     threshold = gate_of(threshold, ctx.settings)
     concurrency = concurrency or ctx.settings.batch_concurrency
     models = {"", ctx.settings.judge_model, ctx.settings.choice_model}     # "": no model was asked
+    from ..verify import carried_text                   # verify (fetch, judge) loads when a batch runs
+    quote = {(c.id, url): carried_text(c.carried(url)) for c in claims for url in c.urls}
     conn = audit.connect(db if db is not None else ctx.settings.journal)
     try:
         rows = audit.decided(conn, batch)
-        todo = [(c, url) for c in claims for url in c.urls if not _fresh(rows.get((c.id, url)), c, models)]
+        todo = [(c, url) for c in claims for url in c.urls
+                if not _fresh(rows.get((c.id, url)), c, quote[(c.id, url)], models)]
         _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
         with _progress(len(todo), progress) as bar:
             for (c, url), result in _runner(todo, ctx, verify, concurrency, threshold, cluster):
-                row = audit.write_citation(conn, batch, c.id, c.claim, result)
+                carried = {**result, "quote": quote[(c.id, url)]}
+                row = audit.write_citation(conn, batch, c.id, c.claim, carried)
                 rows[(c.id, url)] = {**row, "auto_note": result.get("auto_note")}
                 bar.update()
     finally:
@@ -128,11 +135,16 @@ def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int
     if cluster:
         from .cluster import run_cluster
         return run_cluster(todo, ctx, cluster, concurrency, threshold, verify)
-    if verify is None:
-        from ..verify import verify_citation
-        def verify(claim: str, url: str) -> dict:
-            return verify_citation(claim, url, ctx, threshold, with_passages=True)
-    return run_pool(lambda item: check_one(verify, item[0].claim, item[1], threshold), todo, concurrency)
+    if verify is not None:
+        return run_pool(lambda item: check_one(verify, item[0].claim, item[1], threshold), todo, concurrency)
+    from ..verify import verify_citation
+
+    def check(item: tuple[Claim, str]) -> dict:
+        claim, url = item
+        return check_one(lambda text, cited: verify_citation(text, cited, ctx, threshold, with_passages=True,
+                                                             quotes=claim.carried(cited)),
+                         claim.claim, url, threshold)
+    return run_pool(check, todo, concurrency)
 
 
 # ---------------------------------------------------------------- CLI

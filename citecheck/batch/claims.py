@@ -6,6 +6,10 @@ Rules:
   `source.text.MAX_DEPTH`, a number too long to read, a claim longer than CLAIM_MAX_CHARS) is reported as
   "line N: ..." and skipped, the other lines still run. A UTF-8 byte-order mark before line 1 is dropped.
 - A URL listed twice on one line is checked once (noted, not an error).
+- An optional "quotes" object maps a line's URL to the text the citation says that page holds (a string
+  or a list of strings: Anthropic's cited_text, a Perplexity snippet, as `extract` writes them); verify
+  matches each on the fetched page before the judge is asked. A key that is not one of the line's URLs,
+  or a value that is not text, makes the line malformed.
 """
 from __future__ import annotations
 
@@ -24,6 +28,11 @@ class Claim:
     id: str
     claim: str
     urls: tuple[str, ...]
+    quotes: tuple[tuple[str, tuple[str, ...]], ...] = ()     # (url, the texts its citations carry)
+
+    def carried(self, url: str) -> tuple[str, ...]:
+        """The texts the citations of `url` say the page holds (none: ())."""
+        return next((texts for cited, texts in self.quotes if cited == url), ())
 
 
 @dataclass
@@ -51,10 +60,21 @@ def _problem(obj, max_chars: int) -> str | None:
         return '"urls" must be a list of URL strings'
     if not urls:
         return '"urls" is empty: the claim cites nothing to check'
-    for key, value in (("id", obj["id"]), ("claim", obj["claim"]), *(("urls", u) for u in urls)):
+    quotes = obj.get("quotes")
+    if quotes is not None and not (isinstance(quotes, dict) and all(
+            url.strip() in {u.strip() for u in urls} and _texts(texts) for url, texts in quotes.items())):
+        return '"quotes" must map URLs of "urls" to the text each page is said to hold (a string or a list)'
+    carried = [("quotes", t) for texts in (quotes or {}).values() for t in _texts(texts)]
+    for key, value in (("id", obj["id"]), ("claim", obj["claim"]), *(("urls", u) for u in urls), *carried):
         if isinstance(value, str) and not_text(value):
             return f'"{key}" is not text ({not_text(value)})'
     return None
+
+
+def _texts(value) -> list[str]:
+    """A "quotes" value as a list of strings ([] when it is neither a string nor a list of them)."""
+    texts = [value] if isinstance(value, str) else value
+    return texts if isinstance(texts, list) and all(isinstance(t, str) for t in texts) else []
 
 
 def parse_lines(lines: list[bytes], max_chars: int = Settings.claim_max_chars) -> Parsed:
@@ -93,7 +113,9 @@ def parse_lines(lines: list[bytes], max_chars: int = Settings.claim_max_chars) -
         urls = tuple(dict.fromkeys(u.strip() for u in obj["urls"]))
         if len(urls) < len(obj["urls"]):
             notes.append(f"line {number}: a URL is listed twice; it is checked once")
-        claims.append(Claim(number, item_id, obj["claim"].strip(), urls))
+        quotes = tuple((url.strip(), tuple(_texts(texts)))
+                       for url, texts in (obj.get("quotes") or {}).items())
+        claims.append(Claim(number, item_id, obj["claim"].strip(), urls, quotes))
     return Parsed(claims, problems, notes)
 
 

@@ -52,8 +52,8 @@ from ..config import Settings
 from ..context import RunContext, open_cache
 from ..matching.spans import is_span
 from ..verdict.review import Gate, gated
-from ..vocabulary import (CONTRADICTED, LABELS, NOT_FOUND, SUPPORTED, WORKER_LOST, WORKER_RESULT_INVALID,
-                          CitationRow, known_reason)
+from ..vocabulary import (CONTRADICTED, LABELS, NOT_FOUND, STATUSES, SUPPORTED, WORKER_LOST,
+                          WORKER_RESULT_INVALID, CitationRow, known_reason)
 from .citation import check_one, setting_errors
 
 WORKER_MEMORY = 1000
@@ -237,15 +237,17 @@ def _worker_cache(settings: Settings) -> tuple[Cache, collections.OrderedDict]:
         return _worker_caches[key]
 
 
-def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str, threshold: Gate) -> str:
-    """One citation on a worker -> JSON text {"row": its row, "recorded": [[key, entry], ...]}."""
+def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str, threshold: Gate,
+                    quotes: tuple[str, ...] = ()) -> str:
+    """One citation (`quotes`: the texts it carries) on a worker -> JSON text {"row": its row, "recorded":
+    [[key, entry], ...]}."""
     base, recent = _worker_cache(settings)
     cache = TaskCache(base, recent)
     ctx = RunContext.build(settings, cache)
 
     def pipeline(claim: str, url: str) -> dict:
         from ..verify import verify_citation
-        return verify_citation(claim, url, ctx, threshold, with_passages=True)
+        return verify_citation(claim, url, ctx, threshold, with_passages=True, quotes=quotes)
     _limit.semaphore = semaphore
     try:
         row = check_one(verify or pipeline, claim, url, threshold)
@@ -259,7 +261,7 @@ def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
 
 ROW_KEYS = frozenset((*CitationRow.field_names(), "passages", "model"))
 """What a worker's row may hold: CitationRow's fields, the passages the judge read and the model."""
-_TEXT_KEYS = ("evidence_quote", "final_url", "method", "auto_note")
+_TEXT_KEYS = ("evidence_quote", "final_url", "method", "auto_note", "diff")
 _KEY = re.compile(r"[0-9a-f]{64}")
 
 
@@ -287,6 +289,7 @@ def _row(row: Any, url: str, models: set) -> dict:
         "original_status": status is not None and not (_number(status) and status == int(status)),
         "rid": rid is not None and not (isinstance(rid, str) or (_number(rid) and isinstance(rid, int))),
         "auto": not (row.get("auto") is None or isinstance(row.get("auto"), bool)),
+        "status": row.get("status") not in (None, *STATUSES),
         "model": row.get("model") not in models,
         "passages": not (row.get("passages") is None or (isinstance(row["passages"], list) and all(
             isinstance(p, str) for p in row["passages"]))),
@@ -425,7 +428,8 @@ def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, thresh
 
         def submit(item) -> None:
             future = client.submit(check_on_worker, settings, semaphore, verify, item[0].claim, item[1],
-                                   threshold, pure=False, key=f"citation-{uuid.uuid4().hex}")
+                                   threshold, item[0].carried(item[1]), pure=False,
+                                   key=f"citation-{uuid.uuid4().hex}")
             futures[future] = item
             finished.add(future)
         for item in itertools.islice(queue, ahead):

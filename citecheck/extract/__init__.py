@@ -38,7 +38,7 @@ MAX_BYTES = Settings.answer_max_bytes
 """Largest answer file read (ANSWER_MAX_BYTES's default, 4 MiB); an LLM answer is kilobytes."""
 
 __all__ = ["AnswerError", "AnswerFormatError", "Extraction", "FORMATS", "MAX_BYTES", "Problem", "READERS",
-           "detect", "extract", "extract_file"]
+           "detect", "extract", "extract_file", "read_text"]
 
 
 def detect(text: str) -> str:
@@ -75,6 +75,12 @@ def extract(text: str, fmt: str = "auto", documents: Documents = ()) -> Extracti
 def extract_file(path: str | Path, fmt: str = "auto", documents: Documents = (), *,
                  max_bytes: int = MAX_BYTES) -> Extraction:
     """extract() on a UTF-8 file, refusing one over max_bytes; every failure is one line naming the file."""
+    return extract(read_text(path, fmt, max_bytes=max_bytes), fmt, documents)
+
+
+def read_text(path: str | Path, fmt: str = "auto", *, max_bytes: int = MAX_BYTES) -> str:
+    """An answer file's text: UTF-8 (BOM dropped), at most max_bytes; every failure is one line naming the
+    file (AnswerError; bad bytes: AnswerFormatError for `fmt` at their line:column)."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -92,4 +98,4 @@ def extract_file(path: str | Path, fmt: str = "auto", documents: Documents = (),
         from .prose import line_col
         good = raw[:exc.start].decode("utf-8-sig")
         raise AnswerFormatError(fmt, line_col(good, len(good)), "not UTF-8 text") from None
-    return extract(text, fmt, documents)
+    return text

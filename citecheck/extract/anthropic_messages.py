@@ -17,7 +17,8 @@ Rules:
   has one section per page) and null otherwise (check then looks for the quote in every section);
   `document`, `document_index` and the range are kept as provenance. Ranges are end-exclusive, pages
   1-based.
-- `web_search_result_location` gives a batch claim for its `url`.
+- `web_search_result_location` gives a batch claim for its `url`, carrying its `cited_text` (the text the
+  citation says the page holds; `verify` matches it on the fetched page before any judge is asked).
 - Problems: an inverted or empty range; with `documents`, a character range outside the document's
   text or not matching `cited_text`, a page past its last page, a document_index with no document;
   without them, a `cited_text` whose length is not the range's; a URL no `web_search_tool_result`
@@ -94,7 +95,8 @@ class AnthropicReader(JsonReader):
             if results and url not in results:
                 problems.append(Problem(w, "unknown_result",
                                         f"cites {url}, which no web_search_tool_result in this response returned"))
-            return Link(url, get(c, "title", str, w, optional=True))
+            return Link(url, get(c, "title", str, w, optional=True),
+                        get(c, "cited_text", str, w, optional=True) or None)
         if kind not in DOCUMENT_CITATIONS:
             problems.append(Problem(f"{w}.type", "unsupported", f"citation type {kind!r} is not read; skipped"))
             return None

@@ -2,7 +2,8 @@
 
 Rules:
 - URL citations become batch claims `{"id": "c1", "claim", "urls"}`: one claim per sentence (or run of
-  sentences a span covers), its URLs deduplicated in the order they are cited.
+  sentences a span covers), its URLs deduplicated in the order they are cited. A claim whose citations
+  carry the text they quote (`Link.quote`) adds `"quotes": {url: [text, ...]}` (distinct texts, in order).
 - Quoted document citations become check citations `{"id": "q1", "claim", "quote", "section", ...}`,
   one per citation (each has its own quote), followed by its provenance fields (document, range).
 - Claims and citations come in the order of the text; a citation whose sentence is empty is reported
@@ -18,6 +19,7 @@ def assemble(fmt: str, parsed: Parsed) -> Extraction:
     found = sentences.Sentences(parsed.text)
     problems = list(parsed.problems)
     grouped: dict[tuple[int, ...], list[str]] = {}
+    quoted: dict[tuple[int, ...], dict[str, list[str]]] = {}
     citations: list[dict] = []
     for anchor in sorted(parsed.anchors, key=lambda a: (a.start, a.end)):
         indices = found.covering(anchor.start, anchor.end)
@@ -30,9 +32,13 @@ def assemble(fmt: str, parsed: Parsed) -> Extraction:
             urls = grouped.setdefault(indices, [])
             if anchor.source.url not in urls:
                 urls.append(anchor.source.url)
+            if anchor.source.quote:
+                texts = quoted.setdefault(indices, {}).setdefault(anchor.source.url, [])
+                texts.extend([anchor.source.quote] * (anchor.source.quote not in texts))
         else:
             citations.append({"id": f"q{len(citations) + 1}", "claim": text, "quote": anchor.source.quote,
                               "section": anchor.source.section, **dict(anchor.source.provenance)})
-    claims = [{"id": f"c{n}", "claim": found.claim(indices), "urls": urls}
+    claims = [{"id": f"c{n}", "claim": found.claim(indices), "urls": urls,
+               **({"quotes": quoted[indices]} if indices in quoted else {})}
               for n, (indices, urls) in enumerate(sorted(grouped.items()), 1)]
     return Extraction(fmt, claims, citations, problems)

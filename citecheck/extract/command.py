@@ -4,8 +4,8 @@ Rules:
 - ANSWER is read by `citecheck.extract` (the format named, or detected), at most ANSWER_MAX_BYTES; with
   `--documents DIR` the cited documents are read by `extract.documents` (its rule says which file is
   document_index 0, 1, ...) and every range and cited_text is checked against them.
-- OUT/claims.jsonl (batch's input: cited URLs) and OUT/citations.json (check's input: quoted documents)
-  are both written, empty or not; OUT defaults to a directory named after the answer file in the current
+- OUT/claims.jsonl (batch's input: cited URLs, with the text each citation carries, if any) and
+  OUT/citations.json (check's input: quoted documents) are both written, empty or not; OUT defaults to a directory named after the answer file in the current
   one (`extract data/answers/openai.json` writes `openai/claims.jsonl`).
 - Every problem is one line on stderr naming its position (the first PROBLEMS_SHOWN; then one line counts
   the rest); the exit status is `ci_gate`'s: 0, or 1 when
@@ -69,8 +69,10 @@ def run(args, ctx: RunContext) -> int:
             document.summary() if not isinstance(document, str) else f"{len(document):,} characters of text")
         print(printable(f"document {n}: {name} ({shown})"))
     urls = sum(len(claim["urls"]) for claim in result.claims)
+    carried = sum(len(claim.get("quotes", {})) for claim in result.claims)
+    with_text = f" ({carried} URL citations carry the text they quote)" if carried else ""
     print(printable(f"{args.answer}: {result.format} answer: {len(result.claims)} claims citing {urls} URLs -> "
-                    f"{out / 'claims.jsonl'}; {len(result.citations)} quoted citations -> "
+                    f"{out / 'claims.jsonl'}{with_text}; {len(result.citations)} quoted citations -> "
                     f"{out / 'citations.json'}"))
     problems = cited.problems + result.problems
     report("extract", args.answer, problems)

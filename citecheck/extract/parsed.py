@@ -47,9 +47,11 @@ class Problem:
 
 @dataclass(frozen=True)
 class Link:
-    """A cited URL (live-web flow)."""
+    """A cited URL (live-web flow); `quote` is the text the citation says it quotes from the page (Anthropic's
+    cited_text, a Perplexity snippet), None when it carries none: verify matches it on the fetched page."""
     url: str
     title: str | None = None
+    quote: str | None = None
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,17 @@
 Documentation followed: the Sonar API reference for POST /chat/completions (docs.perplexity.ai,
 api-reference), stored copy of 2025-2026: response fields id, model, created, usage (with
 search_context_size, citation_tokens, num_search_queries), object "chat.completion", choices[].message,
-`citations` (a list of URL strings) and `search_results` (title, url, date). Older responses carry only
-`citations`; some newer ones only `search_results`.
+`citations` (a list of URL strings) and `search_results` (title, url, date, and in newer responses
+last_updated and `snippet`, "text snippet from the search result": the API's published schema,
+ApiPublicSearchResult). Older responses carry only `citations`; some newer ones only `search_results`.
 
 Rules:
 - The answer is `choices[0].message.content` (Markdown); other choices are alternatives, not read
   (reported). A leading `<think>` block is not prose.
 - `[n]` cites the n-th URL (1-based) of `citations`; without `citations`, of `search_results` (by
-  their `url`). `search_results` titles name the sources. Inline links cite as in Markdown.
+  their `url`). `search_results` titles name the sources, and a non-empty `snippet` is the text the
+  source is said to hold: every marker to it carries it (`verify` matches it on the fetched page).
+  Inline links cite as in Markdown.
 - Problems: a marker with no source (dangling_marker), a source never cited (uncited_source), a
   malformed source entry (skipped: a marker to it is then dangling).
 """
@@ -57,10 +60,12 @@ def _sources(data: dict, problems: list[Problem]) -> dict[str, markdown.Defined]
     """The numbered sources: `citations` URLs (titled from search_results), else search_results' URLs."""
     found: list[tuple[str, str | None]] = []          # (where, url or None when malformed), in order
     titles: dict[str, str | None] = {}
+    snippets: dict[str, str | None] = {}
     for where, result in entries(data, "search_results", "$", problems):
         try:
             url = get(result, "url", str, where)
             titles.setdefault(url, get(result, "title", str, where, optional=True))
+            snippets.setdefault(url, get(result, "snippet", str, where, optional=True) or None)
         except Malformed as exc:
             problems.append(Problem(exc.where, "malformed", f"{exc.what}; search result skipped"))
             url = None
@@ -77,5 +82,5 @@ def _sources(data: dict, problems: list[Problem]) -> dict[str, markdown.Defined]
         if url is not None and not markdown.is_web_url(url):
             problems.append(Problem(where, "malformed", f"{url!r} is not an http(s) URL; source skipped"))
         elif url is not None:
-            numbered[str(n)] = markdown.Defined(Link(url, titles.get(url)), where)
+            numbered[str(n)] = markdown.Defined(Link(url, titles.get(url), snippets.get(url)), where)
     return numbered

@@ -179,8 +179,9 @@ def decide(match: Match, answer: dict | None, threshold: "float | Gate") -> dict
 
 def gated(row: dict, threshold: "float | Gate", model: str | None = None) -> dict:
     """A live-web row with its `auto` (and `auto_note`) set by the gate for the model that answered
-    (`model`, else the row's own `model`)."""
-    return {**row, **gate_of(threshold).route(row.get("confidence"), model or row.get("model"))}
+    (`model`, else the row's own `model`); a row whose carried text is misquoted is never automatic."""
+    return {**row, **gate_of(threshold).route(row.get("confidence"), model or row.get("model"),
+                                              misquoted=row.get("status") == MISQUOTED)}
 
 
 def needs_review(row: dict, threshold: "float | Gate | None") -> bool:

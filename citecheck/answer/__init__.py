@@ -1,0 +1,38 @@
+"""answer: one LLM answer checked as a whole — every marker against its own source, every sentence against
+the sources it cites, uncited claims found, and the answer's citation precision and recall.
+
+    from citecheck import answer
+    result = answer.report(text, ctx)              # an AnswerReport; ctx: a RunContext
+    result.lines()        # ["citation_precision=0.4286 (3/7)", "citation_recall=0.5000 (2/4)"]
+    result.to_dict()      # {answer, format, summary, markers, sentences, problems}: the JSON
+
+Owns: `read` (sentences and markers of an answer), `checks` (each marker's source checked: verify for a
+URL, check for a quoted document), `uncited` (the rule for a sentence that asserts a checkable fact),
+`rows` (marker and sentence rows, precision, recall, problems), `outputs` (JSON, CSV, the HTML report),
+`command` (`citecheck check-answer`). docs/answer-report.md describes the design and every field.
+Imports: the foundation, `extract`, `check`, `verify`, `batch.pool`, `report` and the verdict stage.
+"""
+from __future__ import annotations
+
+from ..context import RunContext
+from ..extract.parsed import Documents
+from ..source.document import Document
+from ..verdict.review import Gate, gate_of
+from .rows import AnswerReport, MarkerRow, SentenceRow
+
+__all__ = ["AnswerReport", "MarkerRow", "SentenceRow", "report"]
+
+
+def report(text: str, ctx: RunContext, *, fmt: str = "auto", name: str = "answer",
+           source: Document | None = None, documents: Documents = (),
+           threshold: float | Gate | None = None) -> AnswerReport:
+    """The report of one answer given as text (`fmt`: auto or an answer format). `source`: the document its
+    quoted citations cite (document 0), `documents`: what was sent with the answer, to check its character
+    and page ranges (extract's). `threshold`: the AUTO_ACCEPT gate (None: the run's). An answer that cannot
+    be read raises extract's AnswerError (one line); an offline cache miss or a missing key raises as in
+    verify; anything one citation raises is its labelled row."""
+    from .checks import check_markers
+    from .read import read
+    from .rows import build
+    answer = read(text, fmt, documents)
+    return build(name, answer, check_markers(answer, ctx, gate_of(threshold, ctx.settings), source))

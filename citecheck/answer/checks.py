@@ -1,0 +1,107 @@
+"""Each marker checked against its own source: what the report says of one marker.
+
+Rules:
+- A cited URL is checked by `verify.verify_citation` for the marker's sentence, with the texts the
+  answer's citations of that URL in that sentence carry (cited_text, snippets: matched on the page first).
+  Markers sharing a sentence and a URL share one check; at most BATCH_CONCURRENCY run at once
+  (`batch.pool`). The row is verify's: supported / contradicted / not_found / unreachable with its reason,
+  evidence quote and confidence.
+- A quoted document citation is checked by `check` against `source` (document 0): the quote located
+  (`status`, `diff` when misquoted), then judged. Its verdict reads as a label: verified -> supported,
+  contradicted -> contradicted, unsupported -> not_found, fabricated -> not_found / fabricated_quote
+  (no model asked), no judge -> not_found / judge_unavailable. Without a source, for another
+  document_index, or with neither quote nor section, it is `unchecked` and says why.
+- A marker that points at no source is `no_source`, with the reader's words.
+- The AUTO_ACCEPT gate is the run's (`review.Gate`), as in verify and check.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import check
+from ..batch.pool import run_pool
+from ..context import RunContext
+from ..extract.parsed import Link, Quote
+from ..source.document import Document
+from ..verdict.review import Gate
+from ..vocabulary import (CONTRADICTED, FABRICATED, FABRICATED_QUOTE, FOUND, JUDGE_UNAVAILABLE, NO_SOURCE,
+                          NOT_FOUND, SUPPORTED, UNCHECKED, VERDICTS)
+from .read import Marker, Read
+
+LABEL_OF = dict(zip(VERDICTS, (SUPPORTED, CONTRADICTED, NOT_FOUND, NOT_FOUND)))
+"""A source-document verdict read as a live-web label."""
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the report says of one marker's source (MarkerRow's fields but the marker's own)."""
+    source: str | None
+    label: str
+    reason: str | None = None
+    confidence: float | None = None
+    evidence_quote: str | None = None
+    quote: str | None = None
+    status: str | None = None
+    diff: str | None = None
+    auto: bool | None = None
+    method: str | None = None
+
+
+def check_markers(read: Read, ctx: RunContext, gate: Gate,
+                  source: Document | None = None) -> dict[str, Checked]:
+    """marker id -> Checked, for every marker of `read` (module rules)."""
+    out = {m.id: Checked(None, NO_SOURCE, reason=m.message) for m in read.markers if m.source is None}
+    out.update(_web([m for m in read.markers if isinstance(m.source, Link)], ctx, gate))
+    out.update(_documents([m for m in read.markers if isinstance(m.source, Quote)], ctx, gate, source))
+    return out
+
+
+def _web(markers: list[Marker], ctx: RunContext, gate: Gate) -> dict[str, Checked]:
+    from ..verify import verify_citation
+    texts: dict[tuple[str, str], list[str]] = {}
+    for m in markers:
+        carried = texts.setdefault((m.claim, m.source.url), [])
+        carried.extend([m.source.quote] * (bool(m.source.quote) and m.source.quote not in carried))
+    def verified(key: tuple[str, str]) -> dict:
+        return verify_citation(key[0], key[1], ctx, gate, quotes=texts[key])
+    rows = dict(run_pool(verified, list(texts), ctx.settings.batch_concurrency))
+    out = {}
+    for m in markers:
+        row = rows[(m.claim, m.source.url)]
+        out[m.id] = Checked(m.source.url, row["label"], row["reason"], row["confidence"],
+                            row["evidence_quote"], m.source.quote, row["status"], row["diff"], row["auto"],
+                            row["method"])
+    return out
+
+
+def _why_unchecked(source: Quote, document: Document | None) -> str | None:
+    provenance = dict(source.provenance)
+    if document is None:
+        return "no source document was given to look in"
+    if provenance.get("document_index", 0) != 0:
+        return f"cites document {provenance['document_index']}, not the source given (document 0)"
+    if source.quote is None and source.section is None:
+        return "a document-only citation: no quote to find, no section to judge"
+    return None
+
+
+def _documents(markers: list[Marker], ctx: RunContext, gate: Gate,
+               document: Document | None) -> dict[str, Checked]:
+    out, citations = {}, []
+    for m in markers:
+        name = dict(m.source.provenance).get("document") or "document"
+        why = _why_unchecked(m.source, document)
+        if why:
+            out[m.id] = Checked(name, UNCHECKED, reason=why, quote=m.source.quote)
+        else:
+            citations.append({"id": m.id, "claim": m.claim, "quote": m.source.quote,
+                              "section": m.source.section})
+    checked = check.check_matches(document, citations, ctx, threshold=gate) if citations else []
+    for citation, (row, match) in zip(citations, checked):
+        verdict = row["verdict"]
+        reason = FABRICATED_QUOTE if verdict == FABRICATED else (None if verdict in LABEL_OF else JUDGE_UNAVAILABLE)
+        out[citation["id"]] = Checked(
+            document.name + (f" §{match.section}" if match.section else ""), LABEL_OF.get(verdict, NOT_FOUND),
+            reason, row["confidence"], citation["quote"] if match.status == FOUND else match.closest,
+            citation["quote"], match.status, match.diff, row["auto"], row["method"])
+    return out
