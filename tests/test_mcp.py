@@ -169,23 +169,21 @@ def test_extract_gives_the_claims_and_citations_extract_writes(served, folder):
     assert [p.split(":")[0] for p in got["problems"]] == ["$.content[9].citations[0]", "$.content[15].citations[0]"]
 
 
-def test_check_answer_gives_check_answers_rows(served, folder):
-    expected = cli_json("check", "--source", str(folder / "rfc7519.txt"), "--answer",
-                        str(folder / "answers" / "anthropic_rfc.json"), "--json")
+def test_check_answer_gives_the_answer_report_check_answer_gives(served, folder):
+    expected = cli_json("check-answer", str(folder / "answers" / "anthropic_rfc.json"), "--source",
+                        str(folder / "rfc7519.txt"), "--json")
     for call in ("check answer file", "check answer inline"):
         got = answer(served[1][call])
-        assert [{key: row[key] for key in cli_row} for row, cli_row in zip(got["rows"], expected)] == expected
-        assert [row["id"] for row in got["rows"]] == [f"q{n}" for n in range(1, 9)]
-        assert [p.split(":")[0] for p in got["problems"]] == ["$.content[9].citations[0]",
-                                                              "$.content[15].citations[0]"]
+        assert got["markers"] == expected["markers"] and got["sentences"] == expected["sentences"]
+        assert got["summary"] == expected["summary"] and got["summary"]["citation_precision"] == 0.375
+        assert len(got["markers"]) == 8
 
 
 def test_checks_and_verifies_are_audited_as_the_cli_audits_them(served):
     with sqlite3.connect(served[2]) as conn:
         rows = conn.execute("SELECT batch, url, COUNT(*) FROM citations GROUP BY batch, url ORDER BY batch, url")
         assert rows.fetchall() == [
-            ("check:anthropic_rfc.json", "rfc7519.txt", 8), ("check:citations.json", "rfc7519.txt", 9),
-            ("check:mcp-answer", "rfc7519.txt", 8), ("check:mcp-citations", "rfc7519.txt", 10),
+            ("check:citations.json", "rfc7519.txt", 9), ("check:mcp-citations", "rfc7519.txt", 10),
             ("verify", URLS[0], 1), ("verify", URLS[1], 1)]
 
 
@@ -195,7 +193,7 @@ BAD = [
     ("verify_claim", {"claim": BOILING, "urls": URLS[:1], "url": URLS[0]},
      "verify_claim: unknown argument url; it takes claim, urls"),
     ("check_answer", {"source": "rfc7519.txt", "answer": "x", "strict": True, "depth": 2},
-     "check_answer: unknown arguments depth, strict; it takes source, answer, answer_file, answer_format, format"),
+     "check_answer: unknown arguments depth, strict; it takes answer, answer_file, answer_format, source, format"),
     ("verify_claim", {"urls": URLS[:1]}, "verify_claim: invalid arguments: claim: Field required"),
     ("verify_claim", {"claim": BOILING, "urls": "not a list"}, "urls: Input should be a valid list"),
     ("check_document", {"source": "rfc7519.txt", "citations": [], "format": "docx"},
@@ -225,8 +223,8 @@ BAD = [
     ("extract", {"answer": "{not json"}, "cannot tell the answer's format: line 1:2"),
     ("extract", {"answer": "Text [1].", "documents": "../"}, "documents: ../ is outside the documents folder"),
     ("extract", {"answer": "Text [1].", "documents": "rfc7519.txt"}, "no directory 'rfc7519.txt' in the documents"),
-    ("check_answer", {"source": "rfc7519.txt", "answer": "Water boils [1].\n\n[1]: http://example.org/a"},
-     "the answer has no quoted document citations to check (1 claims cite URLs: verify_claim checks them)"),
+    ("check_answer", {"answer": "Water boils [1].", "answer_format": "markdown", "source": "missing.txt"},
+     "source: no file 'missing.txt' in the documents folder"),
     ("no_such_tool", {}, "Unknown tool: no_such_tool"),
 ]
 

@@ -36,13 +36,20 @@ class Marker:
 @dataclass
 class Read:
     format: str
-    prose: str
-    spans: list[tuple[int, int]]
+    found: sentences.Sentences          # the prose and its sentences
     markers: list[Marker]
     problems: list[Problem]
 
+    @property
+    def prose(self) -> str:
+        return self.found.text
+
+    @property
+    def spans(self) -> list[tuple[int, int]]:
+        return self.found.spans
+
     def sentence(self, index: int) -> str:
-        return sentences.claim(self.prose, self.spans, (index,))
+        return self.found.claim((index,))
 
 
 def read(text: str, fmt: str = "auto", documents: Documents = ()) -> Read:
@@ -51,12 +58,12 @@ def read(text: str, fmt: str = "auto", documents: Documents = ()) -> Read:
     if name not in READERS:
         raise AnswerError(f"unknown answer format {fmt!r}; use one of auto, {', '.join(READERS)}")
     parsed = READERS[name].parse(text, documents)
-    spans = sentences.split(parsed.text)
+    found = sentences.Sentences(parsed.text)
     markers: list[Marker] = []
     problems = list(parsed.problems)
     for anchor in sorted(parsed.anchors, key=lambda a: (a.start, a.end)):
-        indices = sentences.covering(spans, anchor.start, anchor.end)
-        claim = sentences.claim(parsed.text, spans, indices) if indices else ""
+        indices = found.covering(anchor.start, anchor.end)
+        claim = found.claim(indices) if indices else ""
         if not claim:
             problems.append(Problem(anchor.where, "no_sentence",
                                     "the citation is attached to no sentence; skipped"))
@@ -65,4 +72,4 @@ def read(text: str, fmt: str = "auto", documents: Documents = ()) -> Read:
     for problem in parsed.problems:
         if problem.kind == DANGLING:
             markers.append(Marker(f"m{len(markers) + 1}", problem.where, (), "", None, problem.message))
-    return Read(name, parsed.text, spans, markers, problems)
+    return Read(name, found, markers, problems)

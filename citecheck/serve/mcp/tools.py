@@ -9,11 +9,9 @@ Rules:
   argument refuses the call. Inside a usable call, bad items are lines in `problems` and the rest still
   runs (the CLI's stderr lines): a malformed citation, an answer's dangling marker, a skipped
   document-only citation, the judge unavailable (its rows `judge_unavailable`).
-- Results are JSON objects: check_document and check_answer `{document, rows, problems}`, a row being
-  check's JSON row plus `section` and `claim`; verify_claim verify's JSON; extract `{format, claims,
-  citations, documents, problems}`.
-- check_answer is `check --answer` today; `answer_rows` is the one function saying so, to be switched to
-  the answer report.
+- Results are JSON objects: check_document `{document, rows, problems}`, a row being check's JSON row plus
+  `section` and `claim`; verify_claim verify's JSON; extract `{format, claims, citations, documents,
+  problems}`; check_answer the answer report's JSON (`citecheck.answer`, as `check-answer --json`).
 """
 from __future__ import annotations
 
@@ -46,6 +44,8 @@ given as a file, the batch is the file's name, as in the CLI."""
 
 Source = Annotated[str, Field(description="the source document: a file in the documents folder (RFC text, "
                                           "Markdown, plain text or PDF)")]
+OptionalSource = Annotated[str | None, Field(description="the document the answer's quotes cite (document 0), a "
+                                                         "file in the documents folder")]
 SourceFormatArg = Annotated[SourceFormat | None, Field(
     description="how to split the source into sections (default: from the file, as `check` does)")]
 AnswerText = Annotated[str, Field(description="the LLM answer itself: Markdown text, or an Anthropic, OpenAI "
@@ -123,33 +123,35 @@ class Tools:
         return {"format": result.format, "claims": result.claims, "citations": result.citations,
                 "documents": shown, "problems": [str(p) for p in cited.problems + result.problems]}
 
-    def check_answer(self, source: Source, answer: AnswerText = "", answer_file: AnswerFile = None,
-                     answer_format: AnswerFormatArg = "auto",
+    def check_answer(self, answer: AnswerText = "", answer_file: AnswerFile = None,
+                     answer_format: AnswerFormatArg = "auto", source: OptionalSource = None,
                      format: SourceFormatArg = None) -> dict[str, Any]:
-        """Check an LLM answer's quoted citations of a source document (document 0), like
-        `citecheck check --answer`: the answer is read, each quoted citation of the source is located and
-        judged. Give `answer` or `answer_file`. Returns {document, rows, problems}."""
-        path = self.folder.file("source", source)
-        return self.answer_rows(self._load(path, format), path, answer, answer_file, answer_format)
+        """Report on an LLM answer, like `citecheck check-answer`: each citation marker checked against its own
+        source (a cited URL fetched and judged, a quoted document located and judged in `source`), each
+        sentence with the sources that support it, uncited claims, citation precision and recall, and the
+        answer's problems. Give `answer` or `answer_file`; `source`: the document its quotes cite."""
+        return self.answer_report(answer, answer_file, answer_format, source, format)
 
     # ------------------------------------------------------------ the wiring
 
-    def answer_rows(self, document: Document, path: Path, answer: str, answer_file: str | None,
-                    fmt: str) -> dict[str, Any]:
-        """check_answer's result, today `check --answer`'s: the answer read with the source as document 0
-        (its text as sent, or the PDF), its quoted citations of it checked; URL claims are a problem line
-        (verify_claim checks them); an answer quoting nothing is refused."""
-        as_sent = document if isinstance(document, PdfDocument) else read_document(path)
-        result = self._extraction(answer, answer_file, fmt, [as_sent])
-        if not result.citations:
-            raise ToolInputError("the answer has no quoted document citations to check" +
-                                 (f" ({len(result.claims)} claims cite URLs: verify_claim checks them)"
-                                  if result.claims else ""))
-        kept, skipped = check.checkable(result.citations)
-        problems = [str(p) for p in result.problems] + skipped
-        if result.claims:
-            problems.append(f"{len(result.claims)} claims cite URLs: verify_claim checks those")
-        return self._checked(document, path, kept, problems, answer_file or INLINE_ANSWER)
+    def answer_report(self, answer: str, answer_file: str | None, fmt: str, source: str | None,
+                      source_format: str | None) -> dict[str, Any]:
+        """check_answer's result: `citecheck.answer.report`'s JSON (the answer within ANSWER_MAX_BYTES; the
+        source, if given, as document 0, its text as sent checking the answer's ranges)."""
+        from ...answer import report
+        from ...extract import read_text
+        document = sent = None
+        if source is not None:
+            path = self.folder.file("source", source)
+            document = self._load(path, source_format)
+            sent = document if isinstance(document, PdfDocument) else read_document(path)
+        max_bytes = self.ctx.settings.answer_max_bytes
+        if inputs.exactly_one(answer=answer, answer_file=answer_file) == "answer_file":
+            text = read_text(self.folder.file("answer_file", answer_file), fmt, max_bytes=max_bytes)
+        else:
+            text = inputs.answer_text(answer, max_bytes)
+        return report(text, self.ctx, fmt=fmt, name=answer_file or INLINE_ANSWER, source=document,
+                      documents=[sent] if sent is not None else (), threshold=self.gate).to_dict()
 
     def _load(self, path: Path, fmt: str | None) -> Document:
         return sources.load(path, fmt or sources.detect_format(path), pdf=self.ctx.settings.pdf)
