@@ -248,13 +248,14 @@ def step_request(state: dict, questions: dict) -> dict:
             "local_calibration": step_calibration(questions)}
 
 
-def choice_step(state: dict, questions: dict, ctx: RunContext) -> dict:
+def choice_step(state: dict, questions: dict, ctx: RunContext, request: dict | None = None) -> dict:
     """A judge method's step: named typesafe-sdk Choice questions over `state`, one system_one call,
     cached as 'typesafe.system_one' -> {name: {type, choice, confidence (reference formula), probabilities}}.
+    `request` is the step's `step_request` when the caller built it already (to name its key).
     Off contract (a question unanswered, an option not asked) raises OffContract; nothing is cached."""
     settings = ctx.settings
     options = {name: tuple(question.criteria) for name, question in questions.items()}
-    request = step_request(state, questions)
+    request = request if request is not None else step_request(state, questions)
 
     def compute() -> tuple[dict, dict, str]:
         response = _sdk_system_one(ctx, state, questions)
