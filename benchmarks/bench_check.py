@@ -26,21 +26,24 @@ def imported_by(command: list[str]) -> list[str]:
     """Every module `command` (a `python ...` command) imported or tried, in import order (-X importtime)."""
     done = subprocess.run([command[0], "-X", "importtime", *command[1:]], capture_output=True, text=True,
                           env=ENV, cwd=ROOT, check=True)
-    names = [line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
-    return [name for name in names[1:] if name not in ("__main__", "citecheck.__main__")]   # [0] is the header
+    lines = [line for line in done.stderr.splitlines() if line.startswith("import time:")][1:]   # [0]: header
+    names = [line.split("|")[-1].strip() for line in lines]
+    return [name for name in names if name not in ("__main__", "citecheck.__main__")]
 
 
 def cpu_seconds(command: list[str]) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, cwd=ROOT)
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV,
+                   cwd=ROOT)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main():
     modules = imported_by(CHECK)
-    floor = [sys.executable, "-c", "import importlib\n"          # importtime also lists failed tries (nt, _winapi)
-             f"for name in {modules!r}:\n    try: importlib.import_module(name)\n    except ImportError: pass"]
+    floor = [sys.executable, "-c", "import importlib\n"         # importtime lists failed tries too (nt)
+             f"for name in {modules!r}:\n"
+             "    try: importlib.import_module(name)\n    except ImportError: pass"]
     heavy = sorted({m.split(".")[0] for m in modules} & {"typesafe_sdk", "torch", "pandas", "httpx"})
     print(f"check imports {len(modules)} modules; of typesafe_sdk, torch, pandas, httpx: {heavy or 'none'}")
     times = {"check": [], "floor (start + its imports)": [], "bare interpreter": []}

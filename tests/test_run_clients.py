@@ -28,14 +28,15 @@ def peers(server) -> set:
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "ollama"])
 def test_json_judge_calls_of_a_run_share_one_connection_until_it_closes(make_ctx, provider):
     with StandIn(Script(), keep_alive=True) as server:
-        ctx = make_ctx(secrets={"OPENAI_API_KEY": "sk-test-0123456789", "ANTHROPIC_API_KEY": "sk-test-0123456789"},
-                       judge_provider=provider, judge_model=config.DEFAULT_JUDGE_MODELS[provider],
-                       openai_base_url=server.url + "/v1", anthropic_base_url=server.url, ollama_host=server.url)
+        keys = {"OPENAI_API_KEY": "sk-test-0123456789", "ANTHROPIC_API_KEY": "sk-test-0123456789"}
+        model, url = config.DEFAULT_JUDGE_MODELS[provider], server.url
+        ctx = make_ctx(secrets=keys, judge_provider=provider, judge_model=model,
+                       openai_base_url=f"{url}/v1", anthropic_base_url=url, ollama_host=url)
         verdicts = [judges.json_judge(f"claim {n}", ["Water boils at 100 °C."], ctx) for n in range(3)]
         assert [v["label"] for v in verdicts] == ["supported"] * 3
         assert len(server.requests) == 3 and len(peers(server)) == 1     # one connection, kept alive
         client = judges._http(ctx, provider)
-        assert judges._http(ctx.replace(judge_method="json"), provider) is client   # derived contexts share it
+        assert judges._http(ctx.replace(judge_method="json"), provider) is client     # derived: shared
         ctx.close()
         assert client.is_closed
         judges.json_judge("claim after close", ["Water boils at 100 °C."], ctx)   # opens again
@@ -49,7 +50,7 @@ def test_choice_judge_calls_of_a_run_share_one_typesafe_client(make_ctx):
             assert len(peers(server)) == 1
             client = judges._typesafe(ctx)
             assert judges._typesafe(ctx.replace(judge_method="pooled")) is client
-            assert judges._typesafe(ctx.replace(typesafe_model="another-model")) is not client   # built from it
+            assert judges._typesafe(ctx.replace(typesafe_model="another-model")) is not client   # its model
     assert [a["relation"] for a in answers] == ["supports"] * 3
     assert len(server.requests) == 3
 
@@ -119,5 +120,6 @@ def test_questions_are_keyed_exactly_as_the_sdk_s_choice_objects():
     from citecheck.judge.methods import chunks, pooled, qa
     for question in (judges.RELATION, pooled.question(), chunks.question(), qa.same_question()):
         sdk = judges.sdk_question(question)
-        assert question.model_dump(mode="json", exclude_none=True) == sdk.model_dump(mode="json", exclude_none=True)
+        wire = sdk.model_dump(mode="json", exclude_none=True)
+        assert question.model_dump(mode="json", exclude_none=True) == wire
     assert judges.RELATION.model_dump() == judges.choice_question().model_dump(mode="json", exclude_none=True)

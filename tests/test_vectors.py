@@ -71,7 +71,7 @@ def test_duplicate_texts_are_one_vector(fresh):
 
 
 def test_a_replay_from_disk_imports_neither_torch_nor_the_model(fresh, tmp_path):
-    before = retrieval.similarities("Water boils at 100 °C at sea level", PAGE)     # encoded, stored in tmp_path
+    before = retrieval.similarities("Water boils at 100 °C at sea level", PAGE)   # encoded, kept in tmp_path
     replay = f"""
 import json, sys
 from pathlib import Path

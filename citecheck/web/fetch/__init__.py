@@ -2,9 +2,9 @@
 
 Rules:
 - Backend: Crawlbase (`fetch.crawlbase`, the crawlbase SDK) when CRAWLBASE_TOKEN is set, else a
-  direct httpx fetch (`fetch.direct`, over the run's one connection pool). Both return the same FetchResult, cached whole under
-  `fetch.crawlbase` / `fetch.direct` with the URL and options as the request: never a token, never a
-  storage URL (it embeds the token).
+  direct httpx fetch (`fetch.direct`, over the run's one connection pool). Both return the same
+  FetchResult, cached whole under `fetch.crawlbase` / `fetch.direct` with the URL and options as the
+  request: never a token, never a storage URL (it embeds the token).
 - A URL that is not http(s) with a host, or that is not text (a lone surrogate) -> unreachable /
   invalid_url, not fetched. A `.pdf` URL is downloaded directly whatever the backend and read by
   `fetch.pdf` (cached under `fetch.pdf`): the Crawling API does not return a PDF's text.
