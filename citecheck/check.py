@@ -102,7 +102,7 @@ def format_table(rows: list[dict], columns: tuple[str, ...] = COLUMNS) -> str:
         if value is None:
             return "-"
         if col == "confidence":
-            return f"{value:.2f}"
+            return f"{value:.3f}"                  # as the notebooks print it (notebook.tidy)
         if col == "auto":
             return "auto" if value else "review"
         return printable(str(value))

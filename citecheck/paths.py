@@ -1,6 +1,8 @@
 """Where the repository is, and how a path is printed (never absolute when it is inside the repository)."""
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -11,3 +13,26 @@ def shown(path: Path) -> str:
     """A path as printed: relative to the repository when inside it."""
     path = Path(path)
     return str(path.relative_to(ROOT)) if path.is_absolute() and path.is_relative_to(ROOT) else str(path)
+
+
+WHY_UNREADABLE = {errno.EISDIR: "is a directory, not a file", errno.ENOENT: "does not exist",
+                  errno.ENOTDIR: "does not exist (a part of its path is a file)",
+                  errno.EACCES: "cannot be read (permission denied)", errno.EPERM: "cannot be read (permission denied)"}
+"""Why a path cannot be read, by errno, as the end of a sentence that starts with the path."""
+
+
+def unreadable(exc: OSError) -> str | None:
+    """'PATH is a directory, not a file' (and the like) for an OSError naming a file; None for any other."""
+    if not isinstance(exc.filename, (str, os.PathLike)) or exc.errno is None:    # none, or a descriptor
+        return None
+    why = WHY_UNREADABLE.get(exc.errno)
+    return f"{shown(exc.filename)} {why}" if why else f"{shown(exc.filename)}: {(exc.strerror or '').lower()}"
+
+
+def a_file(path: str | Path) -> Path:
+    """`path` when it names a file; else the OSError (`unreadable` says it as one sentence)."""
+    path = Path(path)
+    if not path.is_file():
+        code = errno.EISDIR if path.is_dir() else errno.ENOENT
+        raise OSError(code, os.strerror(code), str(path))
+    return path

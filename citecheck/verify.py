@@ -264,7 +264,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: RunContext) -> int:
-    """Print the verify JSON for one claim; a blank claim or a non-http(s) URL is a one-line error."""
+    """Print the verify JSON for one claim; a blank claim or a non-http(s) URL is a one-line error; one
+    stderr line when no host name resolved (`netguard.tell_if_offline`)."""
     claim = args.claim.strip()
     if not claim:
         raise ValueError("--claim must not be empty")
@@ -282,9 +283,10 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
             netguard.check_url(url, allow_private=True)   # scheme and host only; addresses are fetch's
         except netguard.BlockedURL as exc:
             raise ValueError(f"--url {url!r} is not an http(s) URL with a host ({exc})") from None
-    gate = Gate.of(ctx.settings)
+    gate, before = Gate.of(ctx.settings), netguard.lookups()
     result = verify_claim(claim, args.urls, ctx, gate, with_passages=True, quotes=quotes)
     gate.tell(result["citations"], "verify")
+    netguard.tell_if_offline("verify", before)
     if ctx.settings.audit_db is not None:
         conn = audit.connect(ctx.settings.audit_db)
         try:

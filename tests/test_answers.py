@@ -106,11 +106,12 @@ def test_extract_anthropic_rfc_against_the_text_as_sent_reports_the_two_bad_quot
     assert [c["claim"] for c in cited] == [given[i] for i in expected.RFC_CLAIM_IDS]
 
 
-def test_extract_default_out_is_named_after_the_answer(capsys, tmp_path, monkeypatch):
+def test_extract_default_out_is_named_after_the_answer_under_build(capsys, tmp_path, monkeypatch):
     answer = (ANSWERS / "markdown.md").resolve()
     monkeypatch.chdir(tmp_path)
     assert main(capsys, "extract", answer)[0] == 1
-    assert len(read_claims(tmp_path / "markdown")) == 5
+    assert len(read_claims(tmp_path / "build" / "markdown")) == 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["build"]          # nothing else in the folder
 
 
 def test_documents_are_the_manifest_in_order_else_the_files_sorted_by_name(tmp_path):
@@ -271,7 +272,7 @@ def test_a_document_only_citation_is_skipped_with_a_problem_line(capsys, tmp_pat
         "nothing to find and no section to judge",
         f"citecheck check: no usable citations in {answer}",
     ]
-    assert out.splitlines() == ["58,357 characters, 45 numbered sections, 1 citations"]  # no table
+    assert out.splitlines() == ["58,357 characters, 45 numbered sections, 1 citation"]  # no table
     hand_written = tmp_path / "citations.json"
     hand_written.write_text(
         json.dumps(

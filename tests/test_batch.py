@@ -310,7 +310,7 @@ def cli(*args, env=None):
 def test_cli_reports_a_missing_file_in_one_line():
     done = cli("batch", "no/such/file.jsonl")
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == ["citecheck batch: error: no/such/file.jsonl: no such file"]
+    assert done.stderr.strip().splitlines() == ["citecheck batch: error: no/such/file.jsonl does not exist"]
 
 
 def test_cli_rejects_a_file_with_no_valid_claim(tmp_path):

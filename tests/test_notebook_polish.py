@@ -70,7 +70,7 @@ def test_alt_text_names_what_each_plot_shows_with_its_numbers():
             {"id": "c5", "verdict": "verified", "confidence": None},
             {"id": "c5", "verdict": "verified", "confidence": None}]
     scatter = plots.confidence_by_label(rows, 0.8)
-    assert "verified: C1 0.90" in plots.alt_text(scatter) and "No model asked (2): c5." in plots.alt_text(scatter)
+    assert "verified: C1 0.900" in plots.alt_text(scatter) and "No model asked (2): c5." in plots.alt_text(scatter)
     assert scatter.axes[0].get_title().endswith("no model asked (2): c5")      # a name listed once
 
 

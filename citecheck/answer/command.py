@@ -54,11 +54,14 @@ def run(args, ctx: RunContext) -> int:
     from ..extract import read_text
     from ..verdict import ci_gate
     from ..verdict.review import Gate
+    from ..web import netguard
     from . import outputs, report
     document, sent = _source(args.source, args.source_format, ctx) if args.source else (None, None)
     text = read_text(args.answer, args.format, max_bytes=ctx.settings.answer_max_bytes)
+    before = netguard.lookups()
     result = report(text, ctx, fmt=args.format, name=str(args.answer), source=document,
                     documents=[sent] if sent is not None else (), threshold=Gate.of(ctx.settings))
+    netguard.tell_if_offline("check-answer", before)
     print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) if args.json else outputs.text(result))
     if args.out:
         outputs.write_csv(result, args.out)

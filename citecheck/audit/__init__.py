@@ -38,7 +38,7 @@ from .. import config
 from ..vocabulary import WEB, AuditRow
 from . import migrations
 
-__all__ = ["COLUMNS", "KEY", "claim_id", "confidence_problem", "connect", "decided", "set_auto", "utc_now",
+__all__ = ["COLUMNS", "KEY", "as_row", "claim_id", "confidence_problem", "connect", "decided", "set_auto", "utc_now",
            "write_citation"]
 
 COLUMNS = AuditRow.field_names()
@@ -130,7 +130,8 @@ def write_citation(conn: sqlite3.Connection, batch: str, item_id: str, claim: st
     return row
 
 
-def _row(record: sqlite3.Row) -> dict:
+def as_row(record: sqlite3.Row) -> dict:
+    """A journal row as a dict, `auto` as True / False / None (SQLite stores 1 / 0 / NULL)."""
     row = dict(record)
     if row.get("auto") is not None:
         row["auto"] = bool(row["auto"])
@@ -140,7 +141,7 @@ def _row(record: sqlite3.Row) -> dict:
 def decided(conn: sqlite3.Connection, batch: str) -> dict[tuple[str, str], dict]:
     """The rows already decided in `batch`, keyed by (id, url)."""
     rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM citations WHERE batch = ?", (batch,)).fetchall()
-    return {(r["id"], r["url"]): _row(r) for r in rows}
+    return {(r["id"], r["url"]): as_row(r) for r in rows}
 
 
 def set_auto(conn: sqlite3.Connection, batch: str, item_id: str, url: str, auto: bool) -> None:

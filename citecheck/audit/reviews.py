@@ -19,6 +19,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from .. import config
+from . import as_row
 from ..vocabulary import REVIEW_ACTIONS, labels_of
 
 CURRENT = """
@@ -128,9 +129,10 @@ def _meanwhile(item_id: str, now: dict | None) -> str:
 
 
 def reviewed(conn: sqlite3.Connection, batch: str | None = None) -> list[dict]:
-    """Audited citations that have a current review, each with `reviewed_label`, `action` and `reviewer`."""
+    """Audited citations that have a current review, each with `reviewed_label`, `action` and `reviewer`
+    (`auto` a boolean, as `as_row` gives it)."""
     where, params = ("WHERE c.batch = ?", (batch,)) if batch is not None else ("", ())
     rows = conn.execute(f"SELECT c.*, cur.label AS reviewed_label, cur.action, cur.reviewer, cur.reviewed_at "
                         f"FROM citations c JOIN ({CURRENT}) cur ON (cur.batch, cur.id, cur.url) = "
                         f"(c.batch, c.id, c.url) {where} ORDER BY c.batch, c.id, c.url", params)
-    return [dict(r) for r in rows]
+    return [as_row(r) for r in rows]

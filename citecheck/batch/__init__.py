@@ -41,6 +41,7 @@ from ..verdict.aggregate import overall
 from ..verdict.precision import counts, precision_lines, ratios
 from ..verdict.review import Gate, gate_of, gated
 from ..vocabulary import BatchRow, is_transient
+from ..web import netguard
 from .citation import Verify, check_one
 from .claims import Claim, Parsed, parse_lines, read_claims
 from .inputs import INPUT_FORMATS, read_input
@@ -180,10 +181,11 @@ def run(args, ctx: RunContext) -> int:
     if args.cluster:
         from .cluster import ready
         ready(args.cluster, ctx.settings)          # a bad spec or TLS setting: one line before any work
-    gate, name = Gate.of(ctx.settings), args.batch or Path(args.file).stem
+    gate, name, before = Gate.of(ctx.settings), args.batch or Path(args.file).stem, netguard.lookups()
     result = check_claims(parsed.claims, ctx, batch=name, db=args.db, progress=True, problems=parsed.problems,
                           threshold=gate, cluster=args.cluster)
     gate.tell(result.rows, "batch")
+    netguard.tell_if_offline("batch", before)
     if result.reused:
         print(f"citecheck batch: resumed: {result.reused} citation(s) already decided in this batch "
               "were read back from the audit DB", file=sys.stderr)

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import paths
 from ..config import Settings
 from ..source.text import MAX_DEPTH, too_deep
 from ..source.text import not_text, strip_bom
@@ -120,8 +121,6 @@ def parse_lines(lines: list[bytes], max_chars: int = Settings.claim_max_chars) -
 
 
 def read_claims(path: str | Path, max_chars: int = Settings.claim_max_chars) -> Parsed:
-    """A JSONL file -> Parsed. A missing file raises FileNotFoundError naming it."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+    """A JSONL file -> Parsed. A path that is no file raises the OSError `paths.a_file` raises."""
+    path = paths.a_file(path)
     return parse_lines(path.read_bytes().split(b"\n"), max_chars)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .. import paths
 from ..context import RunContext
 from ..source.text import too_deep
 from ..vocabulary import ANSWER_FORMATS
@@ -42,8 +43,7 @@ def is_claims_file(path: str | Path) -> bool:
 
 def read_input(path: str | Path, fmt: str, ctx: RunContext) -> Parsed:
     """The claims of a claims file or of an answer, with the problems and notes to report."""
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+    paths.a_file(path)
     if fmt == CLAIMS or (fmt == "auto" and is_claims_file(path)):
         return read_claims(path, ctx.settings.claim_max_chars)
     from ..extract.command import read_answer

@@ -5,8 +5,9 @@ Rules:
   `--documents DIR` the cited documents are read by `extract.documents` (its rule says which file is
   document_index 0, 1, ...) and every range and cited_text is checked against them.
 - OUT/claims.jsonl (batch's input: cited URLs, with the text each citation carries, if any) and
-  OUT/citations.json (check's input: quoted documents) are both written, empty or not; OUT defaults to a directory named after the answer file in the current
-  one (`extract data/answers/openai.json` writes `openai/claims.jsonl`).
+  OUT/citations.json (check's input: quoted documents) are both written, empty or not; OUT defaults to a
+  directory named after the answer file under build/ in the current one (`extract data/answers/openai.json`
+  writes `build/openai/claims.jsonl`): outputs stay under build/ (git-ignored) unless `--out` says otherwise.
 - Every problem is one line on stderr naming its position (the first PROBLEMS_SHOWN; then one line counts
   the rest); the exit status is `ci_gate`'s: 0, or 1 when
   a problem was reported (the rest was still extracted). An answer that cannot be read at all is one
@@ -21,6 +22,9 @@ from ..config import printable
 from ..context import RunContext
 from ..vocabulary import ANSWER_FORMAT_CHOICES
 from .parsed import Extraction, Problem
+
+DEFAULT_OUT = Path("build")
+"""Where `extract` writes without --out: build/<answer stem>, relative to the current directory."""
 
 
 def read_answer(path: str | Path, fmt: str, ctx: RunContext, documents=()) -> Extraction:
@@ -52,7 +56,7 @@ def add_arguments(parser) -> None:
                         help="the documents the answer cites, by document_index: the files named in "
                              "DIR/documents.txt in order, else DIR's files sorted by name")
     parser.add_argument("--out", metavar="DIR", help="where to write claims.jsonl and citations.json "
-                                                     "(default: ./<answer file name without extension>)")
+                                                     "(default: build/<answer file name without extension>)")
 
 
 def run(args, ctx: RunContext) -> int:
@@ -60,7 +64,7 @@ def run(args, ctx: RunContext) -> int:
     from .documents import CitedDocuments, read_documents
     cited = read_documents(args.documents, ctx.settings.pdf) if args.documents else CitedDocuments()
     result = read_answer(args.answer, args.format, ctx, cited.documents)
-    out = Path(args.out) if args.out else Path(Path(args.answer).stem)
+    out = Path(args.out) if args.out else DEFAULT_OUT / Path(args.answer).stem
     out.mkdir(parents=True, exist_ok=True)
     (out / "claims.jsonl").write_text(result.claims_jsonl(), encoding="utf-8")
     (out / "citations.json").write_text(result.citations_json(), encoding="utf-8")

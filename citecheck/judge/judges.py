@@ -83,9 +83,11 @@ LIVE_HINT = {
     "anthropic": "set ANTHROPIC_API_KEY",
     "ollama": "point OLLAMA_HOST at a running Ollama server",
 }
-NO_JUDGE_HINT = ("or set TYPESAFE_ENDPOINT to a Jev-compatible server; or a JSON judge: OPENAI_API_KEY, "
-                 "OPENAI_BASE_URL, ANTHROPIC_API_KEY or OLLAMA_HOST (every method runs on either)")
-"""What a run with no judge configured is told with the variable it missed: names only, never a value."""
+NO_JUDGE_HINT = ("set it, or point TYPESAFE_ENDPOINT at a Jev-compatible server (`citecheck judge-server` "
+                 "starts one here), or set OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY or OLLAMA_HOST for "
+                 "a JSON judge (every judge method runs on either)")
+"""What a run with no judge configured is told after 'TYPESAFE_API_KEY is not set: ' (`MissingSetting`):
+the other ways to configure a judge, names only, never a value."""
 TIMEOUT_HINT = "the judge is up but slow (a CPU model on shared cores): raise JUDGE_TIMEOUT or try again"
 
 RETRY_STATUSES = frozenset({408, 429, *range(500, 600)})
@@ -395,8 +397,8 @@ def _call_openai(model: str, messages: list[dict], ctx: RunContext, schema: dict
     base = settings.openai_base_url.rstrip("/")
     local = base != DEFAULTS["OPENAI_BASE_URL"]
     key = settings.secrets.get("OPENAI_API_KEY") or ("local" if local else settings.secrets.require(
-        "OPENAI_API_KEY", "or point OPENAI_BASE_URL at an OpenAI-compatible server; or set ANTHROPIC_API_KEY, "
-                          "OLLAMA_HOST, TYPESAFE_API_KEY or TYPESAFE_ENDPOINT"))
+        "OPENAI_API_KEY", "set it, or point OPENAI_BASE_URL at an OpenAI-compatible server, or set "
+                          "ANTHROPIC_API_KEY, OLLAMA_HOST, TYPESAFE_API_KEY or TYPESAFE_ENDPOINT"))
     body = {"model": model, "messages": messages, "temperature": 0,
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": name, "strict": True, "schema": schema}},

@@ -20,9 +20,17 @@ class Document:
     def summary(self, citations: int | None = None) -> str:
         """'N characters, M numbered sections[, K citations]' (appendices are not numbered); a
         document without numbered headings says 'M sections'."""
-        numbered = sum(1 for key in self.sections if key[:1].isdigit())
-        counted = f"{numbered} numbered sections" if numbered else f"{len(self.sections)} sections"
-        parts = [f"{len(self.text):,} characters", counted]
+        parts = [count(len(self.text), "character"), self.divisions()]
         if citations is not None:
-            parts.append(f"{citations} citations")
+            parts.append(count(citations, "citation"))
         return ", ".join(parts)
+
+    def divisions(self) -> str:
+        """'M numbered sections', or 'M sections' when no heading is numbered."""
+        numbered = sum(1 for key in self.sections if key[:1].isdigit())
+        return count(numbered, "numbered section") if numbered else count(len(self.sections), "section")
+
+
+def count(n: int, noun: str) -> str:
+    """'1 citation', '2 citations', '58,357 characters'."""
+    return f"{n:,} {noun}{'s' * (n != 1)}"

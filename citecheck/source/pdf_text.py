@@ -47,7 +47,7 @@ from typing import Callable
 from ..config import PdfLimits
 from ..vocabulary import NOT_PDF, PDF_CORRUPT, PDF_TOO_LARGE, PDF_TOO_SLOW, PDF_TRUNCATED, PDF_UNSUPPORTED
 from . import pdf_repair, sandbox
-from .document import Document, Section
+from .document import Document, Section, count
 
 MAX_BYTES, MAX_PAGES, MAX_SECONDS = PdfLimits.max_bytes, PdfLimits.max_pages, PdfLimits.max_seconds
 """The defaults of PDF_MAX_BYTES, PDF_MAX_PAGES and PDF_MAX_SECONDS (config.PdfLimits)."""
@@ -63,12 +63,9 @@ class PdfDocument(Document):
     """A Document read from a PDF: its sections are its pages (then page pairs and bookmarks)."""
     pages: int = 0
 
-    def summary(self, citations: int | None = None) -> str:
-        """'N characters, P pages[, K citations]'."""
-        parts = [f"{len(self.text):,} characters", f"{self.pages} page{'s' if self.pages != 1 else ''}"]
-        if citations is not None:
-            parts.append(f"{citations} citations")
-        return ", ".join(parts)
+    def divisions(self) -> str:
+        """'P pages' (the summary's middle part)."""
+        return count(self.pages, "page")
 
 
 class PdfError(ValueError):

@@ -19,6 +19,7 @@ Rules:
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -252,5 +253,15 @@ def _citation_problem(item, document: Document | None) -> str | None:
     if section is not None and (isinstance(section, bool) or not isinstance(section, (str, int, float))):
         return "field 'section' must be a string, a number or null"
     if document is not None and section is not None and str(section) not in document.sections:
-        return f"field 'section' names unknown section {section!r} in {document.name}"
+        return f"field 'section' names unknown section {section!r} in {document.name}" + \
+            closest_section(str(section), document)
     return None
+
+
+def closest_section(name: str, document: Document) -> str:
+    """'; did you mean 'Boiling'?' for the document's section id or title closest to `name` ('' if none is
+    close): a misspelt or miscased name, or a section's title given for its number."""
+    ids = {key.casefold(): section.id for section in document.sections.values()
+           for key in (section.title, section.id)}
+    close = difflib.get_close_matches(name.casefold(), ids, n=1, cutoff=0.75)
+    return f"; did you mean {ids[close[0]]!r}?" if close else ""

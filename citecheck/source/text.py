@@ -53,9 +53,10 @@ def read_file(path: str | Path, name: str, max_bytes: int = MAX_FILE_BYTES) -> b
     """The bytes of a regular file of at most `max_bytes` (module rules); FileNotFoundError when it is
     missing, ValueError naming `name` otherwise."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):          # before fdopen, which refuses a directory by fd number
+        os.close(fd)
+        raise ValueError(f"{name}: not a regular file (a directory, device, FIFO or socket); not read")
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{name}: not a regular file (a directory, device, FIFO or socket); not read")
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise ValueError(f"{name}: over the {max_bytes:,}-byte limit for a file read as text; not read")

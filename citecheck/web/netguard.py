@@ -16,11 +16,19 @@ Rules:
   those exact origins only (the dry run allows the fixture site this way). Neither lifts the scheme check.
 
 The resolver is module-level (`resolver`) so tests can swap in a fake DNS.
+
+Offline said once: `vet` counts the name lookups this process made (`lookups`): answered (addresses, or a
+DNS answer that the name does not exist: the resolver was reached) or not (no DNS server answered). A run
+that read the count at its start (`tell_if_offline`) says in one line when none of its lookups was
+answered: this machine looks offline (its rows stay unreachable / dns_failure, a transient reason: never
+cached).
 """
 from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
+import threading
 from typing import Callable, Iterable
 from urllib.parse import urlsplit
 
@@ -122,7 +130,9 @@ def vet(url: str, *, allow_private: bool = False,
         try:
             addresses = [ipaddress.ip_address(a.split("%")[0]) for a in resolver(host, port)]
         except (OSError, UnicodeError) as exc:
+            _count(answered=isinstance(exc, socket.gaierror) and exc.errno in NO_SUCH_NAME)
             raise BlockedURL("dns", f"{host} does not resolve ({exc.__class__.__name__})") from None
+        _count(answered=True)
         if not addresses:
             raise BlockedURL("dns", f"{host} does not resolve")
     for address in addresses:
@@ -132,3 +142,34 @@ def vet(url: str, *, allow_private: bool = False,
             raise BlockedURL(why, f"{host}{via} is a {why.replace('_', '-')} address, not fetched "
                                   "(CITECHECK_ALLOW_PRIVATE=1 allows it)")
     return list(dict.fromkeys(str(address) for address in addresses))
+
+
+NO_SUCH_NAME = frozenset(getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, name))
+"""getaddrinfo errors that are a DNS server's answer (no such name), not its silence (EAI_AGAIN: offline)."""
+_lookups = [0, 0]                   # answered, unanswered: vet's name lookups in this process
+_counting = threading.Lock()
+
+
+def _count(*, answered: bool) -> None:
+    with _counting:
+        _lookups[0 if answered else 1] += 1
+
+
+def lookups() -> tuple[int, int]:
+    """(answered, unanswered): the name lookups `vet` made in this process so far."""
+    with _counting:
+        return _lookups[0], _lookups[1]
+
+
+def tell_if_offline(command: str, before: tuple[int, int]) -> str | None:
+    """Print (stderr) and return one line when no name lookup since `before` (a `lookups()` taken at the
+    run's start) was answered; None when one was, or none was made (pages from the cache, the fixture site,
+    a cluster's workers: their lookups are theirs)."""
+    answered, unanswered = (now - then for now, then in zip(lookups(), before))
+    if answered or not unanswered:
+        return None
+    line = (f"citecheck {command}: no DNS server answered in this run ({unanswered} host name "
+            f"lookup{'s' * (unanswered != 1)}): this machine looks offline. Those citations are unreachable "
+            "(dns_failure) and not cached; run again once it is online")
+    print(line, file=sys.stderr)
+    return line
