@@ -2,7 +2,7 @@
 
 A script that prints numbers, not a timed test:
 
-    flock /tmp/citecheck-notebook.lock .venv/bin/python benchmarks/bench_api.py   # 3 rounds of 300, 4 at once
+    flock /tmp/citecheck-notebook.lock .venv/bin/python benchmarks/bench_api.py   # 3 rounds of 1000, 4 at once
     flock /tmp/citecheck-notebook.lock .venv/bin/python benchmarks/bench_api.py --rounds 5 --requests 500
 
 Three servers run in their own processes on 127.0.0.1:
@@ -117,7 +117,8 @@ def round_cpu(base_url: str, pid: int, requests: int, concurrency: int) -> tuple
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--requests", type=int, default=300, help="requests per round and server")
+    parser.add_argument("--requests", type=int, default=1000,
+                        help="requests per round and server (CPU is read in 10 ms ticks: enough to count)")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--bare-server", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--layer-server", type=int, default=None, help=argparse.SUPPRESS)
