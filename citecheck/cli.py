@@ -2,8 +2,8 @@
 
 Rules:
 - A module named in COMMANDS provides `add_arguments(parser)` and `run(args, ctx) -> int`; it is imported
-  only when its command runs. The run context (settings read from the environment, once) is built here
-  and passed down.
+  only when its command runs. The run context (settings read from the environment, once) is built here,
+  passed down and closed when the command ends (its HTTP clients).
 - The top-level help says what each command does for a user (COMMANDS' second field); `--version`
   prints the package's version; an unknown command is one line naming the closest one, exit 2.
 - Known failures print one line on stderr and exit 1: the message a module raised, or, for a file that
@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     args = command.parse_args(argv[1:])
     try:
         from .context import RunContext
-        return int(module.run(args, RunContext.from_env()) or 0)
+        with RunContext.from_env() as ctx:              # the run's clients close when it ends
+            return int(module.run(args, ctx) or 0)
     except _known_errors() as exc:
         line = f"citecheck {argv[0]}: error: {config.redact(error_line(exc))}"
         print(config.printable(line), file=sys.stderr)

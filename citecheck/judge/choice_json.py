@@ -146,7 +146,7 @@ def ask(state: dict, question, ctx: RunContext) -> dict:
 
     def compute() -> tuple[dict, dict | None, str]:
         extra = LOGPROBS if provider == "openai" else None
-        body = judges.PROVIDERS[provider](model, asked["messages"], settings, asked["schema"], "choice", extra)
+        body = judges.PROVIDERS[provider](model, asked["messages"], ctx, asked["schema"], "choice", extra)
         content, usage, answered_by = contract.envelope(provider, body, model)
         return read_answer(content, _logprobs(provider, body), options), usage, answered_by
 
@@ -168,7 +168,7 @@ def choice_step(state: dict, questions: dict, ctx: RunContext) -> dict:
 def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
     """`judges.choice_judge` over a JSON provider: {relation, confidence, probabilities, model, readout}."""
     try:
-        answer = ask(judges.choice_state(claim, source), judges.choice_question(), ctx)
+        answer = ask(judges.choice_state(claim, source), judges.RELATION, ctx)
     except OffContract as exc:
         raise judges.JudgeOutputInvalid(f"Choice question to the {ctx.settings.judge_provider} judge answered "
                                         f"off its contract: {exc} (not cached)") from None

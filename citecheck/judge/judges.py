@@ -22,15 +22,17 @@ Rules:
 - The judge interprets; it does not decide. The guard and review stages decide what stands.
 - A judge that cannot be reached raises JudgeUnavailable naming the endpoint and the variable to set;
   a Choice answer off its contract raises JudgeOutputInvalid (a JudgeUnavailable: no usable answer).
+- One client per provider for the run (`RunContext.client`: one TLS context, kept-alive connections),
+  closed with it. Questions are plain data (`ChoiceQuestion`): a cache key, a replay and a JSON provider
+  never import typesafe-sdk or httpx; the SDK's `Choice` is built only to call the SDK.
 """
 from __future__ import annotations
 
 import email.utils
 import json
 import time
-from typing import Any, Callable
-
-import httpx
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..cache import CacheCorrupted, request_key
 from ..config import DEFAULTS, OLLAMA_DEFAULT_HOST, Settings
@@ -40,6 +42,9 @@ from ..vocabulary import JUDGE_LABELS, JUDGE_OUTPUT_INVALID, JUDGE_UNAVAILABLE, 
 from . import calibration
 from . import judge_contract as contract
 from .judge_contract import OffContract
+
+if TYPE_CHECKING:
+    import httpx
 
 CHOICE_INSTRUCTIONS = "How does the `source` text relate to the `claim`?"
 CHOICE_CRITERIA = dict(zip(RELATIONS, (
@@ -124,6 +129,29 @@ def _ask(ctx: RunContext, function: str, model: str, request: dict, compute: Cal
 
 # ---------------------------------------------------------------- Choice judge (typesafe-sdk)
 
+@dataclass(frozen=True)
+class ChoiceQuestion:
+    """A Choice question as plain data: what its cache key, the calibration table and a JSON provider read.
+    typesafe-sdk's `Choice` is built from it only when the SDK is called (`sdk_question`)."""
+    instructions: str
+    criteria: Mapping[str, str]
+
+    def model_dump(self, *, mode: str = "json", exclude_none: bool = True) -> dict:
+        """The wire form, as typesafe-sdk's `Choice.model_dump(mode="json", exclude_none=True)` gives it
+        (a test compares them): the cache keys recorded with the SDK's objects stay the same."""
+        return {"type": "choice", "instructions": self.instructions, "criteria": dict(self.criteria)}
+
+
+RELATION = ChoiceQuestion(CHOICE_INSTRUCTIONS, CHOICE_CRITERIA)
+"""The one question every Choice judge call asks (`choice_question` is its typesafe-sdk form)."""
+
+
+def sdk_question(question):
+    """typesafe-sdk's `Choice` for a question (a ChoiceQuestion or already a `Choice`)."""
+    from typesafe_sdk import Choice
+    return Choice(instructions=question.instructions, criteria=dict(question.criteria))
+
+
 def choice_question():
     """The one typed question every Choice call asks."""
     from typesafe_sdk import Choice
@@ -144,6 +172,7 @@ def choice_state(claim: str, source: str) -> dict:
 
 
 def _typesafe_client(settings: Settings):
+    """A new typesafe-sdk client for the settings (`_typesafe` keeps one per run)."""
     from typesafe_sdk import RetryPolicy, TypeSafeClient
     endpoint = settings.typesafe_endpoint
     if endpoint:
@@ -155,18 +184,26 @@ def _typesafe_client(settings: Settings):
                           retry=RetryPolicy(max_retries=2))
 
 
+def _typesafe(ctx: RunContext):
+    """The run's typesafe-sdk client for its endpoint, model, timeout and key (opened on first use)."""
+    s = ctx.settings
+    built_from = ("judge", "typesafe", s.typesafe_endpoint, s.typesafe_model, s.judge_timeout, s.secrets)
+    return ctx.client(built_from, lambda: _typesafe_client(s))
+
+
 def _typesafe_endpoint(settings: Settings) -> str:
     return settings.typesafe_endpoint or "https://api.typesafe.ai"
 
 
-def _sdk_system_one(settings: Settings, state: dict, questions: dict):
+def _sdk_system_one(ctx: RunContext, state: dict, questions: dict):
     """One system_one call through typesafe-sdk -> the SDK's response; failures translated (module rules)."""
     from typesafe_sdk import TypeSafeAPIConnectionError, TypeSafeAPIError, TypeSafeAPITimeoutError
     from typesafe_sdk._core.errors import TypeSafeAPIResponseValidationError
+    settings = ctx.settings
     where = f"Choice judge at {_typesafe_endpoint(settings)}"
     try:
-        with _typesafe_client(settings) as client:
-            return client.system_one(state=state, questions=questions)
+        return _typesafe(ctx).system_one(state=state, questions={name: sdk_question(q)
+                                                                   for name, q in questions.items()})
     except TypeSafeAPITimeoutError:
         raise JudgeUnavailable(f"{where} timed out after {settings.judge_timeout:g} s (JUDGE_TIMEOUT); "
                                f"{TIMEOUT_HINT}") from None
@@ -183,9 +220,9 @@ def _usage(response) -> dict:
     return {"input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens}
 
 
-def _system_one(settings: Settings, state: dict, question) -> tuple[dict, dict, str]:
+def _system_one(ctx: RunContext, state: dict, question) -> tuple[dict, dict, str]:
     """One Choice call through typesafe-sdk -> (the raw answer, usage, the model that answered)."""
-    response = _sdk_system_one(settings, state, {"relation": question})
+    response = _sdk_system_one(ctx, state, {"relation": question})
     answer = response.choices.get("relation")
     if answer is None:
         raise OffContract("no choice answer for the question 'relation'")
@@ -213,16 +250,17 @@ def step_request(state: dict, questions: dict) -> dict:
             "local_calibration": step_calibration(questions)}
 
 
-def choice_step(state: dict, questions: dict, ctx: RunContext) -> dict:
+def choice_step(state: dict, questions: dict, ctx: RunContext, request: dict | None = None) -> dict:
     """A judge method's step: named typesafe-sdk Choice questions over `state`, one system_one call,
     cached as 'typesafe.system_one' -> {name: {type, choice, confidence (reference formula), probabilities}}.
+    `request` is the step's `step_request` when the caller built it already (to name its key).
     Off contract (a question unanswered, an option not asked) raises OffContract; nothing is cached."""
     settings = ctx.settings
     options = {name: tuple(question.criteria) for name, question in questions.items()}
-    request = step_request(state, questions)
+    request = request if request is not None else step_request(state, questions)
 
     def compute() -> tuple[dict, dict, str]:
-        response = _sdk_system_one(settings, state, questions)
+        response = _sdk_system_one(ctx, state, questions)
         raw = {name: {"type": "choice", "choice": a.choice, "confidence": a.confidence,
                       "probabilities": dict(a.probabilities)} for name, a in response.choices.items()}
         return raw, _usage(response), response.model
@@ -253,7 +291,7 @@ def check_relation(answer: Any) -> dict:
 def choice_request(claim: str, source: str) -> dict:
     """What `choice_judge`'s cache key is made of (with 'typesafe.system_one' and TYPESAFE_MODEL); the
     request is spelled out in choice_judge itself, which notebook 01 shows (a test keeps the two equal)."""
-    state, question = choice_state(claim, source), choice_question()
+    state, question = choice_state(claim, source), RELATION
     return {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)},
             "local_calibration": local_calibration()}
 
@@ -263,12 +301,12 @@ def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
     settings = ctx.settings
     model = settings.typesafe_model
     state = choice_state(claim, source)
-    question = choice_question()
+    question = RELATION
     request = {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)},
                "local_calibration": local_calibration()}
     try:
         answer = _ask(ctx, "typesafe.system_one", model, request,
-                      lambda: _system_one(settings, state, question), LIVE_HINT["typesafe"], check_relation)
+                      lambda: _system_one(ctx, state, question), LIVE_HINT["typesafe"], check_relation)
     except OffContract as exc:
         raise JudgeOutputInvalid(f"Choice judge at {_typesafe_endpoint(settings)} answered off its contract: "
                                  f"{exc} (not cached)") from None
@@ -298,7 +336,7 @@ def parse_verdict(content: Any) -> dict:
         return _invalid(str(exc))
 
 
-def _retry_after(response: httpx.Response) -> float | None:
+def _retry_after(response: "httpx.Response") -> float | None:
     """Retry-After in seconds (a number or an HTTP date), or None."""
     value = response.headers.get("retry-after", "").strip()
     if not value:
@@ -310,14 +348,23 @@ def _retry_after(response: httpx.Response) -> float | None:
         return max(0.0, when.timestamp() - time.time()) if when else None
 
 
-def _post(url: str, body: dict, headers: dict, provider: str, settings: Settings) -> Any:
+def _http(ctx: RunContext, provider: str) -> "httpx.Client":
+    """The run's HTTP client for a JSON provider (one TLS context, kept-alive connections)."""
+    import httpx
+    return ctx.client(("judge", provider), httpx.Client)
+
+
+def _post(url: str, body: dict, headers: dict, provider: str, ctx: RunContext) -> Any:
     """POST with up to JUDGE_RETRIES retries of 408/429/5xx and timeouts (backoff, or Retry-After)."""
+    import httpx
+    settings = ctx.settings
     attempts = 1 + settings.judge_retries
     where = f"{provider} judge at {url}"
     for attempt in range(1, attempts + 1):
         delay = RETRY_BACKOFF * 2 ** (attempt - 1)
         try:
-            response = httpx.post(url, json=body, headers=headers, timeout=settings.judge_timeout)
+            response = _http(ctx, provider).post(url, json=body, headers=headers,
+                                                 timeout=settings.judge_timeout)
         except httpx.TimeoutException:
             failure, hint = f"timed out after {settings.judge_timeout:g} s (JUDGE_TIMEOUT)", TIMEOUT_HINT
         except httpx.HTTPError as exc:
@@ -343,9 +390,10 @@ def _post(url: str, body: dict, headers: dict, provider: str, settings: Settings
     raise JudgeUnavailable(f"{where} {failure} {tries}; {hint}")
 
 
-def _call_openai(model: str, messages: list[dict], settings: Settings, schema: dict = JSON_SCHEMA,
+def _call_openai(model: str, messages: list[dict], ctx: RunContext, schema: dict = JSON_SCHEMA,
                  name: str = "verdict", extra: dict | None = None) -> Any:
     """Chat completions with a strict JSON schema; `extra` joins the body (e.g. logprobs)."""
+    settings = ctx.settings
     base = settings.openai_base_url.rstrip("/")
     local = base != DEFAULTS["OPENAI_BASE_URL"]
     key = settings.secrets.get("OPENAI_API_KEY") or ("local" if local else settings.secrets.require(
@@ -355,16 +403,17 @@ def _call_openai(model: str, messages: list[dict], settings: Settings, schema: d
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": name, "strict": True, "schema": schema}},
             **(extra or {})}
-    return _post(f"{base}/chat/completions", body, {"Authorization": f"Bearer {key}"}, "openai", settings)
+    return _post(f"{base}/chat/completions", body, {"Authorization": f"Bearer {key}"}, "openai", ctx)
 
 
 ANTHROPIC_TOOL = {"name": "record_verdict", "description": "Record the verdict on the claim.",
                   "input_schema": JSON_SCHEMA}
 
 
-def _call_anthropic(model: str, messages: list[dict], settings: Settings, schema: dict = JSON_SCHEMA,
+def _call_anthropic(model: str, messages: list[dict], ctx: RunContext, schema: dict = JSON_SCHEMA,
                     name: str = "verdict", extra: dict | None = None) -> Any:
     """Messages API with the schema enforced as a forced tool call; its input is the answer."""
+    settings = ctx.settings
     tool = ANTHROPIC_TOOL if schema is JSON_SCHEMA else {
         "name": f"record_{name}", "description": f"Record the {name}.", "input_schema": schema}
     key = settings.secrets.require("ANTHROPIC_API_KEY")
@@ -372,19 +421,19 @@ def _call_anthropic(model: str, messages: list[dict], settings: Settings, schema
             "messages": messages[1:], "tools": [tool], "tool_choice": {"type": "tool", "name": tool["name"]}}
     headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
     url = f"{settings.anthropic_base_url.rstrip('/')}/v1/messages"
-    return _post(url, body, headers, "anthropic", settings)
+    return _post(url, body, headers, "anthropic", ctx)
 
 
-def _call_ollama(model: str, messages: list[dict], settings: Settings, schema: dict = JSON_SCHEMA,
+def _call_ollama(model: str, messages: list[dict], ctx: RunContext, schema: dict = JSON_SCHEMA,
                  name: str = "verdict", extra: dict | None = None) -> Any:
     body = {"model": model, "messages": messages, "format": schema, "stream": False,
             "options": {"temperature": 0}}
-    host = settings.ollama_host or OLLAMA_DEFAULT_HOST
-    return _post(f"{host.rstrip('/')}/api/chat", body, {}, "ollama", settings)
+    host = ctx.settings.ollama_host or OLLAMA_DEFAULT_HOST
+    return _post(f"{host.rstrip('/')}/api/chat", body, {}, "ollama", ctx)
 
 
 PROVIDERS = {"openai": _call_openai, "anthropic": _call_anthropic, "ollama": _call_ollama}
-"""provider -> call(model, messages, settings, schema, name, extra): the response body. Only openai reads
+"""provider -> call(model, messages, ctx, schema, name, extra): the response body. Only openai reads
 `extra` (the others have no such request fields)."""
 
 
@@ -406,7 +455,7 @@ def json_judge(claim: str, passages: list[str], ctx: RunContext) -> dict:
     request = json_request(claim, passages)
 
     def compute() -> tuple[Any, dict | None, str]:
-        body = PROVIDERS[provider](model, messages, ctx.settings)
+        body = PROVIDERS[provider](model, messages, ctx)
         content, usage, answered_by = contract.envelope(provider, body, model)
         return {"content": content}, usage, answered_by
 
@@ -427,7 +476,7 @@ def json_step(messages: list[dict], schema: dict, name: str, ctx: RunContext,
     request = {"messages": messages, "schema": schema}
 
     def compute() -> tuple[Any, dict | None, str]:
-        body = PROVIDERS[provider](model, messages, ctx.settings, schema, name)
+        body = PROVIDERS[provider](model, messages, ctx, schema, name)
         content, usage, answered_by = contract.envelope(provider, body, model)
         return {"content": content}, usage, answered_by
 

@@ -8,10 +8,10 @@ from typing import Callable
 
 
 class Recorded:
-    """One request the stand-in received."""
+    """One request the stand-in received (`peer`: the client's (address, port), one per connection)."""
 
-    def __init__(self, method: str, path: str, headers: dict, body: bytes):
-        self.method, self.path, self.headers, self.body = method, path, headers, body
+    def __init__(self, method: str, path: str, headers: dict, body: bytes, peer: tuple | None = None):
+        self.method, self.path, self.headers, self.body, self.peer = method, path, headers, body, peer
 
     def json(self):
         return json.loads(self.body.decode("utf-8"))
@@ -20,18 +20,22 @@ class Recorded:
 class StandIn:
     """`with StandIn(handler) as server:` serves on 127.0.0.1:<ephemeral>; `server.url`, `server.requests`.
 
-    `handler(request: Recorded) -> (status, headers: dict, body: bytes | str | dict)`.
+    `handler(request: Recorded) -> (status, headers: dict, body: bytes | str | dict)`. `keep_alive`: HTTP/1.1,
+    a connection serves several requests (else HTTP/1.0: one request per connection).
     """
 
-    def __init__(self, handler: Callable[[Recorded], tuple[int, dict, object]]):
+    def __init__(self, handler: Callable[[Recorded], tuple[int, dict, object]], keep_alive: bool = False):
         self.handler = handler
         self.requests: list[Recorded] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def _serve(self):
                 length = int(self.headers.get("Content-Length") or 0)
-                request = Recorded(self.command, self.path, dict(self.headers), self.rfile.read(length))
+                request = Recorded(self.command, self.path, dict(self.headers), self.rfile.read(length),
+                                   self.client_address)
                 outer.requests.append(request)
                 status, headers, body = outer.handler(request)
                 if isinstance(body, (dict, list)):

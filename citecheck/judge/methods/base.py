@@ -58,8 +58,9 @@ class Steps:
         list for several questions over a JSON provider, one call each)."""
         settings = self.ctx.settings
         if settings.choice_via == "typesafe":
-            key = request_key("typesafe.system_one", model, judges.step_request(state, questions))
-            return self.run(what, lambda: judges.choice_step(state, questions, self.ctx), key)
+            request = judges.step_request(state, questions)
+            key = request_key("typesafe.system_one", model, request)
+            return self.run(what, lambda: judges.choice_step(state, questions, self.ctx, request), key)
         keys = list(choice_json.request_keys(state, questions, settings).values())
         return self.run(what, lambda: choice_json.choice_step(state, questions, self.ctx),
                         keys[0] if len(keys) == 1 else keys)

@@ -15,6 +15,7 @@ Rules (issue 23, item 6; SUPPORT_AT chosen on the tune split, docs/decisions/002
 from __future__ import annotations
 
 from ...vocabulary import NOT_FOUND
+from .. import judges
 from . import sentences as units
 from .base import JudgeMethod, Steps, verdict
 
@@ -27,9 +28,8 @@ CRITERIA = {"yes": "The document supports the claim.",
 NAME = "supported"
 
 
-def question():
-    from typesafe_sdk import Choice
-    return Choice(instructions=INSTRUCTIONS, criteria=dict(CRITERIA))
+def question() -> judges.ChoiceQuestion:
+    return judges.ChoiceQuestion(INSTRUCTIONS, CRITERIA)
 
 
 def label_of(p_supported: float, support_at: float = SUPPORT_AT) -> str:

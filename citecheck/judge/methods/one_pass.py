@@ -34,7 +34,7 @@ def choice_key(claim: str, source: str, settings) -> str:
     if settings.choice_via == "typesafe":
         return request_key("typesafe.system_one", settings.typesafe_model, judges.choice_request(claim, source))
     state = judges.choice_state(claim, source)
-    return choice_json.request_keys(state, {"relation": judges.choice_question()}, settings)["relation"]
+    return choice_json.request_keys(state, {"relation": judges.RELATION}, settings)["relation"]
 
 
 class ChoiceMethod(JudgeMethod):

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from ...vocabulary import NOT_FOUND
+from .. import judges
 from . import sentences as units
 from .base import JudgeMethod, Steps, verdict
 
@@ -49,9 +50,8 @@ CRITERIA = {"yes": "The text says the claim is true.",
 NAME = "rel"
 
 
-def question():
-    from typesafe_sdk import Choice
-    return Choice(instructions=INSTRUCTIONS, criteria=dict(CRITERIA))
+def question() -> judges.ChoiceQuestion:
+    return judges.ChoiceQuestion(INSTRUCTIONS, CRITERIA)
 
 
 def top_sentences(claim: str, passages: list[str], n: int = SENTENCES) -> list[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ... import matching
 from ...vocabulary import NOT_FOUND
+from .. import judges
 from ..judge_contract import OffContract
 from . import sentences as units
 from .base import JudgeMethod, Steps, verdict
@@ -77,9 +78,8 @@ def check_answer(data) -> str | None:
     return _words(data["answer"])
 
 
-def same_question():
-    from typesafe_sdk import Choice
-    return Choice(instructions=SAME_INSTRUCTIONS, criteria=dict(SAME_CRITERIA))
+def same_question() -> judges.ChoiceQuestion:
+    return judges.ChoiceQuestion(SAME_INSTRUCTIONS, SAME_CRITERIA)
 
 
 def evidence(answer: str, asked: list[str]) -> str:

@@ -94,4 +94,4 @@ def coverage(claim: str, text: str) -> float:
     wanted = {stem(t) for t in content_words(claim)}
     if not wanted:
         return 1.0
-    return len(wanted & {stem(t) for t in words(text)}) / len(wanted)
+    return len(wanted & {stem(t) for t in set(words(text))}) / len(wanted)   # each distinct word stemmed once

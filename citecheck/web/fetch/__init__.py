@@ -2,9 +2,9 @@
 
 Rules:
 - Backend: Crawlbase (`fetch.crawlbase`, the crawlbase SDK) when CRAWLBASE_TOKEN is set, else a
-  direct httpx fetch (`fetch.direct`). Both return the same FetchResult, cached whole under
-  `fetch.crawlbase` / `fetch.direct` with the URL and options as the request: never a token, never a
-  storage URL (it embeds the token).
+  direct httpx fetch (`fetch.direct`, over the run's one connection pool). Both return the same
+  FetchResult, cached whole under `fetch.crawlbase` / `fetch.direct` with the URL and options as the
+  request: never a token, never a storage URL (it embeds the token).
 - A URL that is not http(s) with a host, or that is not text (a lone surrogate) -> unreachable /
   invalid_url, not fetched. A `.pdf` URL is downloaded directly whatever the backend and read by
   `fetch.pdf` (cached under `fetch.pdf`): the Crawling API does not return a PDF's text.
@@ -88,10 +88,15 @@ def fetch(url: str, ctx: RunContext, *, sleep: Callable[[float], None] = time.sl
     else:
         function, name, answered_by = f"fetch.{chosen}", chosen, direct.answered_by
         request = direct.cache_request(url)
-    run = crawlbase.fetch_crawlbase if name == crawlbase.NAME else direct.fetch_direct
+    if name == crawlbase.NAME:
+        def run() -> FetchResult:
+            return crawlbase.fetch_crawlbase(url, settings, sleep)
+    else:
+        def run() -> FetchResult:
+            return direct.fetch_direct(url, settings, sleep, direct.connections(ctx))
     try:
         answer = ctx.cache.call(
-            function, name, request, _labelled(url, name, answered_by, lambda: run(url, settings, sleep)),
+            function, name, request, _labelled(url, name, answered_by, run),
             how_to_run_live="let it reach the page (set CRAWLBASE_TOKEN to crawl through Crawlbase)")
     except Uncached as exc:
         return exc.result

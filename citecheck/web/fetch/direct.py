@@ -22,6 +22,7 @@ from typing import Callable
 from urllib.parse import urljoin
 
 from ...config import Settings
+from ...context import RunContext
 from ...vocabulary import (
     BLOCKED_ADDRESS,
     CRAWL_FAILED,
@@ -129,14 +130,23 @@ def _attempt(url: str, client, backend, settings: Settings) -> FetchResult | _Tr
     return failed(url, current, None, NAME, TOO_MANY_REDIRECTS)
 
 
-def fetch_direct(url: str, settings: Settings, sleep: Callable[[float], None]) -> FetchResult:
-    """One page, fetched directly (module rules); transient failures raise Uncached."""
+def connections(ctx: RunContext):
+    """The run's direct-fetch pool (`transport.Connections`) for its CITECHECK_ALLOW_* rules and
+    FETCH_TIMEOUT: one TLS context, kept-alive connections (opened on first use, closed with the run)."""
     from . import transport
+    settings = ctx.settings
+    return ctx.client(("fetch", NAME, settings.allow_private, settings.allow_hosts, settings.fetch_timeout),
+                      lambda: transport.Connections(settings.fetch_timeout, {"User-Agent": USER_AGENT}))
+
+
+def fetch_direct(url: str, settings: Settings, sleep: Callable[[float], None], pool) -> FetchResult:
+    """One page, fetched directly over the run's `pool` (`connections`; module rules); transient failures
+    raise Uncached."""
     budget = Budget(settings.fetch_deadline)
-    client, backend = transport.client(budget, settings.fetch_timeout, {"User-Agent": USER_AGENT})
+    client = pool.client()
     try:
-        with client:
-            outcome = retrying(lambda: _attempt(url, client, backend, settings),
+        with pool.backend.fetching(budget):
+            outcome = retrying(lambda: _attempt(url, client, pool.backend, settings),
                                lambda o: isinstance(o, _Transient), sleep, budget)
     except netguard.BlockedURL as exc:
         reason = _GUARD_REASONS.get(exc.reason, BLOCKED_ADDRESS)
