@@ -18,10 +18,11 @@ The design, end to end:
   A file that cannot be found or read is one problem line at its entry's position; its citations are not
   checked and the rest run.
 - Checking (`check`, `check-answer`): a quote is located in the file and judged against its section, as
-  for any source; a claim with no quote is judged against the section of the file that BM25 ranks best for
-  it (`check.best_section`), and the row names that section. `check --answer` checks the citations of its
-  `--source` (or, without one, of the one file the answer names); `check-answer` checks every marker
-  against its own file.
+  for any source; a claim with no quote is judged against the section of the file that RETRIEVAL (BM25)
+  ranks first for it (`check.best_section`; check-answer's row names it: `coffee.md §Brewing`).
+  `check --answer` checks the citations of its `--source` (without one: of the one file the answer names);
+  `check-answer` checks every marker against its own file.
+- Not read as local files: inline links to them (`[notes](coffee.md)` stays "not an http(s) URL").
 - Problems are one line per marker (a marker whose entry gives neither a URL nor a file name says so and
   how to fix it) and one line per file that cannot be read.
 """
