@@ -88,12 +88,19 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
 
 
 def best_section(claim: str, document: Document, how: str) -> str:
-    """The section a claim that quotes nothing of a local file is judged against: the one `web.retrieval`
-    ranks first for it (`how`: RETRIEVAL)."""
-    from .web.retrieval import rank
+    """The section a claim that quotes nothing of a local file is judged against: the one ranked first for
+    it (ties: the first), by MiniLM cosine with RETRIEVAL=minilm, else by BM25+ (rank-bm25's BM25Plus, over
+    `retrieval.tokens`): a document has few sections, and Okapi's idf is zero for a word in half of them
+    (with two sections every word scores 0), while BM25+'s log((N + 1) / df) stays positive."""
+    from .web.retrieval import rank, tokens
     keys = list(document.sections)
-    ((best, _),) = rank(claim, [document.sections[key].text for key in keys], 1, how=how)
-    return keys[best]
+    texts = [document.sections[key].text for key in keys]
+    if how != "bm25":
+        ((best, _),) = rank(claim, texts, 1, how=how)
+        return keys[best]
+    from rank_bm25 import BM25Plus
+    scores = BM25Plus([tokens(text) or [""] for text in texts]).get_scores(tokens(claim))
+    return keys[max(range(len(keys)), key=lambda i: (scores[i], -i))]
 
 
 def check_citations(document: Document, citations: list[dict], ctx: RunContext, *,

@@ -262,8 +262,8 @@ def test_the_issues_pair_of_contradictory_lines_is_gone():
      "line 1:13: marker [1] has no source (the answer has no numbered sources: end it with a list such as "
      "`[1] https://...` or `[1] notes.md`)"),
     ("Water boils [1] and [2].\n\nSources:\n[1] Smith 2020\n[2] https://a.example/b\n",
-     "line 1:13: marker [1] its source (line 4:1) gives neither a URL nor a file name: add its http(s) URL or "
-     "the name of a file beside the answer"),
+     "line 1:13: marker [1] cites source [1] (line 4:1), which gives neither a URL nor a file name: add its "
+     "http(s) URL or the name of a file beside the answer"),
     ("Water boils [1].\n\nSources:\n[2] https://a.example/b\n[3] https://a.example/c\n[5] https://a.example/e\n",
      "line 1:13: marker [1] has no source (the numbered sources are [2], [3], [5])"),
     ("Water boils [1].\n\n[2]: https://a.example/b\n",

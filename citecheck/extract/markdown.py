@@ -475,13 +475,13 @@ class _Renderer:
         for label in labels:
             defined = self.defined.get(label)
             if defined is None:
-                which = f"[{label}]" if shown == f"[{label}]" else f"{shown} cites [{label}], which"
                 if label in self.broken:
                     self.used.add(label)
-                    why = f"its source ({self.broken[label]}) {_NO_SOURCE}"
+                    said = f"marker {shown} cites source [{label}] ({self.broken[label]}), which {_NO_SOURCE}"
                 else:
-                    why = f"has no source ({self._sources_there()})"
-                self._problem(self.where(m.start()), "dangling_marker", f"marker {which} {why}")
+                    which = f"[{label}]" if shown == f"[{label}]" else f"{shown} cites [{label}], which"
+                    said = f"marker {which} has no source ({self._sources_there()})"
+                self._problem(self.where(m.start()), "dangling_marker", said)
                 continue
             self.used.add(label)
             links.append(defined.link)
