@@ -228,12 +228,14 @@ def test_a_list_entry_names_a_file(entry, name):
 
 def test_a_definition_names_a_file_only_when_the_name_comes_first():
     assert citations("Water boils [1].\n\n[1]: coffee.md\n") == [("Water boils.", None, "coffee.md")]
-    kept = extract.extract("[Warning]: do not edit config.yaml by hand.\n", "markdown")
-    assert kept.citations == [] and kept.problems == []
+    for prose in ("[Warning]: do not edit config.yaml by hand.\n", "[Note]: `npm install` first.\n"):
+        kept = extract.extract(prose, "markdown")
+        assert kept.citations == [] and kept.problems == [] and kept.claims == []
 
 
 def test_not_file_names():
-    for entry in ("[1] v1.2", "[1] Smith, J. 2020", "[1] <mailto:a@b.example>", "[1] [x](#top)"):
+    for entry in ("[1] v1.2", "[1] Smith, J. 2020", "[1] <mailto:a@b.example>", "[1] [x](#top)", "[1] <My notes>",
+                  "[1] `npm install`"):
         result = extract.extract(f"Water boils [1].\n\nSources:\n{entry}\n", "markdown")
         assert result.citations == [] and [p.kind for p in result.problems] == ["dangling_marker"]
 
@@ -248,6 +250,14 @@ def test_the_quote_is_the_block_quote_or_the_quoted_passage_the_marker_follows()
         "water boils at 100 °C", "Water boils at 100 °C at sea level.",
         None,                        # the quoted passage does not stand right before the marker
         None]                        # "hot" has too little content to be a quote (matching.has_content)
+
+
+def test_a_block_quote_is_quoted_piece_by_piece_and_a_passage_serves_at_most_four_markers():
+    text = ("> Water boils at sea level. [1] Beans keep in a jar. [1][1]\n\n"
+            '"Water boils at sea level" [1][1][1][1][1]\n\n[1]: coffee.md\n')
+    assert [quote for _, quote, _ in citations(text)] == [
+        "Water boils at sea level.", "Beans keep in a jar.", "Beans keep in a jar.",
+        *["Water boils at sea level"] * 4, None]
 
 
 def test_the_issues_pair_of_contradictory_lines_is_gone():

@@ -17,10 +17,11 @@ Rules (CommonMark/GFM syntax, read by rules, not by a Markdown-to-HTML library, 
 - A local file: a list entry, definition or footnote with no URL that names a file cites that file (a
   quoted document citation, `Quote` with provenance `file`; `extract.local` reads it). The name is its
   first word that ends in an extension (`[1] coffee.md`, `2. notes/tea.txt - Tea notes`; a definition's
-  name must come first: `[1]: coffee.md`), or a link target, `<name>` or `` `name` `` (spaces allowed),
-  never one with a ':' or starting '#'. The quote of a marker citing a file is the block quote the
-  marker stands in, else the double-quoted passage ("...", “...”, «...») it directly follows (only spaces
-  and punctuation between), with content (`matching.has_content`); else None: a claim to judge against
+  name must come first: `[1]: coffee.md`), or a link target, `<name>` or `` `name` `` (spaces allowed);
+  a name always ends in an extension that starts with a letter, and has no ':' and no leading '#'. The quote of a marker citing a file is the block quote the
+  marker stands in (its text since the block's start or the marker before it), else the double-quoted
+  passage ("...", “...”, «...») it directly follows (only spaces and punctuation between), with content
+  (`matching.has_content`), shared by at most QUOTE_SHARED markers; else None: a claim to judge against
   the file. `Rendered.files` names each cited file with the position of its entry.
 - Fenced code is not prose and cites nothing; inline code keeps its text. Headings, list items, table
   rows and block quotes each start a new paragraph, their prefixes removed; so does the text after a
@@ -47,6 +48,9 @@ from .prose import Prose, line_col, line_cols
 
 MAX_RANGE = 50
 """A marker range `[n-m]` longer than this is not expanded (reported as malformed)."""
+QUOTE_SHARED = 4
+"""Markers one quoted passage is the quote of (`"..." [1][2]`: both); later ones are claims, so the quotes
+extracted never outgrow the answer more than this many times."""
 
 _URL = r"https?://[^\s<>\[\]()\"'`]+(?:\([^\s()]*\)[^\s<>\[\]()\"'`]*)*"
 _INLINE = re.compile(
@@ -82,8 +86,10 @@ _LOCAL = re.compile(r"\[(?P<title>[^\[\]\n]*)\]\(\s*(?:<(?P<angled>[^<>\n]+)>|(?
                     r"|<(?P<bracketed>[^<>\n]+)>|`(?P<ticked>[^`\n]+)`")
 _FILE_NAME = re.compile(r"[\w./~-]*[\w-]\.[A-Za-z][A-Za-z\d]{0,7}")
 """A bare file name: a word ending in an extension that starts with a letter (`coffee.md`, not `v1.2`)."""
+_EXTENSION = re.compile(r"[^/]\.[A-Za-z][A-Za-z\d]{0,7}$")
 _QUOTED = re.compile(r'"(?P<a>[^"\n]+)"|\u201c(?P<b>[^\u201d\n]+)\u201d|\u00ab(?P<c>[^\u00bb\n]+)\u00bb')
-_QUOTE_GAP = re.compile(r"[\s.,;:!?]*")
+_QUOTE_GAP = re.compile(r"[\s.,;:!?]{0,8}")
+"""What may stand between a quoted passage's closing mark and the marker that quotes it."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +157,7 @@ def _local_name(rest: str, first: bool) -> str | None:
         words = rest.split()[:1] if first else rest.split()
         name = next((w for w in (w.strip("()[]{},;:'\"").rstrip(".") for w in words) if _FILE_NAME.fullmatch(w)),
                     None)
-    if not name or ":" in name or name.startswith("#"):
+    if not name or ":" in name or name.startswith("#") or not _EXTENSION.search(name):
         return None
     return name
 
@@ -219,27 +225,36 @@ class _Renderer:
         return self.out
 
     def _quote_local_files(self) -> None:
-        """Give each citation of a local file its quote (module rules) and name the files cited."""
+        """Give each citation of a local file its quote (module rules) and name the files cited. Linear: each
+        passage is found once, and is the quote of at most QUOTE_SHARED markers."""
         uses = [(n, use) for n, use in enumerate(self.out.links) if isinstance(use.link, Quote)]
         if not uses:
             return
         prose = self.prose.text
-        passages = [(m.start(), m.end(), m["a"] or m["b"] or m["c"]) for m in _QUOTED.finditer(prose)]
-        ends = [end for _, end, _ in passages]
-        blocks = self.block_quotes
-        block_starts = [lo for lo, _ in blocks]
+        passages = [(m.end(), m.start(m.lastgroup), m.end(m.lastgroup)) for m in _QUOTED.finditer(prose)]
+        ends = [end for end, _, _ in passages]
+        block_starts = [lo for lo, _ in self.block_quotes]
+        since: dict[int, tuple[int, int]] = {}          # block -> (start of the current segment, last point)
+        shared: dict[tuple[int, int], list] = {}         # passage span -> [its quote, markers it served]
         for n, use in uses:
-            point = use.prose_start
-            quote = None
+            point, span = use.prose_start, None
             k = bisect_right(block_starts, point) - 1
-            if k >= 0 and point <= blocks[k][1]:
-                quote = " ".join(prose[blocks[k][0]:blocks[k][1]].split()).strip("\"\u201c\u201d\u00ab\u00bb ")
+            if k >= 0 and point <= self.block_quotes[k][1]:
+                begin, last = since.get(k, (self.block_quotes[k][0], None))
+                if point != last:                        # a block quote's text since its previous marker
+                    begin = last if last is not None else begin
+                    since[k] = (begin, point)
+                span = (begin, point)
             else:
                 j = bisect_right(ends, point) - 1
                 if j >= 0 and _QUOTE_GAP.fullmatch(prose, ends[j], point):
-                    quote = " ".join(passages[j][2].split())
-            if has_content(quote):
-                self.out.links[n] = replace(use, link=replace(use.link, quote=quote))
+                    span = passages[j][1:]
+            entry = shared.setdefault(span, [None, 0]) if span else [None, QUOTE_SHARED]
+            if entry[1] < QUOTE_SHARED:
+                entry[0] = entry[0] or " ".join(prose[span[0]:span[1]].split()).strip("\"\u201c\u201d\u00ab\u00bb ")
+                entry[1] += 1
+                if has_content(entry[0]):
+                    self.out.links[n] = replace(use, link=replace(use.link, quote=entry[0]))
             name = local_file(use.link)
             self.out.files.setdefault(name, self.file_entries[name])
 
