@@ -171,7 +171,8 @@ def add_arguments(parser) -> None:
 
 def run(args, ctx: RunContext) -> int:
     if args.source is None and not args.answer:
-        raise ValueError("--source FILE is needed with --citations")
+        print("citecheck check: error: --source FILE is needed with --citations", file=sys.stderr)
+        return 2                                        # a usage error, as argparse's
     document = None
     if args.source:
         document = sources.load(args.source, args.format or sources.detect_format(args.source), pdf=ctx.settings.pdf)

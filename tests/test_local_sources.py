@@ -109,6 +109,11 @@ def test_a_claim_with_no_quote_is_judged_against_the_section_bm25_ranks_first(fo
     assert best_section("Water boils at 100 °C.", coffee, "bm25") == "Brewing"
 
 
+def test_check_with_citations_still_needs_a_source(folder):
+    done = run_cli("check", "--citations", folder / "citations.json")
+    assert (done.returncode, done.stderr) == (2, "citecheck check: error: --source FILE is needed with --citations\n")
+
+
 def test_check_with_the_extracted_citations_keeps_the_claim_with_no_quote(folder):
     run_cli("extract", folder / "answer.md", "--out", folder / "out")
     done = run_cli("check", "--citations", folder / "out" / "citations.json", "--source", folder / "coffee.md",
