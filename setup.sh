@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Set up citecheck and run the cookbook offline: create .venv if missing, install the pinned
 # requirements (CPU-only) with the pip that comes with Python, re-execute every notebook from
-# json_cache.json with no key and no network, and print a summary that names each file it wrote and
-# the command behind each number. Everything it writes is under .venv/ and build/.
+# json_cache.json with no key and no network (each announced with how long it took last time; a fresh
+# clone replays as fast as a warm machine: nothing is encoded, MiniLM's scores are recorded in
+# data/minilm_scores.json), and print a summary that names each file it wrote and the command behind
+# each number. Everything it writes is under .venv/ and build/.
 #   bash setup.sh                 set up and run the cookbook
 #   bash setup.sh --install-only  set up only (used by test.sh)
 set -euo pipefail

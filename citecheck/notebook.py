@@ -12,6 +12,11 @@ Rules:
   alone (CITECHECK_CACHE_STORE=off): what is committed is all a reproduction reads. This process's own
   environment is never changed. The kernel talks over Unix sockets in a private temporary folder
   (IPC transport), not TCP: nothing listens on a port and the kernel has no unencrypted-TCP warning.
+- A replay computes nothing a committed file already holds, so a fresh clone replays about as fast as
+  a machine that replayed before. Each replay's wall seconds are kept: `execute_all(save=True)` writes
+  them to notebooks/replay_seconds.json (committed, beside the outputs they produced), `main()` to
+  build/notebooks/replay_seconds.json; `main()` says before each notebook how long it took last time
+  (this machine's last run, else the committed file), so `setup.sh` is never silent for minutes.
 - What a reader sees: a figure is one <img> with its alt text (`plots.alt_text`); a printed table
   shows a missing value as "—", never NaN (`tidy`); the set-up cell says which model answered and
   when (`who_answered`); `show(fn, start=, stop=)` prints a function's core lines, not its plumbing.
@@ -200,39 +205,75 @@ def notebook_paths() -> list[Path]:
     return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 
+SECONDS = "replay_seconds.json"
+"""{notebook file name: wall seconds of its last replay}: in notebooks/ (committed) and build/notebooks/."""
+
+
+def replay_seconds(folder: Path) -> dict[str, float]:
+    """The seconds recorded in `folder`; {} when there are none or the file is unreadable (only a hint)."""
+    import json
+    try:
+        seconds = json.loads((folder / SECONDS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return seconds if isinstance(seconds, dict) else {}
+
+
+def keep_seconds(folder: Path, seconds: dict[str, float]) -> None:
+    """Record these replays' seconds in `folder`, keeping the other notebooks' (whole seconds: small diffs)."""
+    import json
+
+    from .files import replace_file
+    merged = {**replay_seconds(folder), **{name: round(s) for name, s in seconds.items()}}
+    text = json.dumps(dict(sorted(merged.items())), indent=1) + "\n"
+    replace_file(folder / SECONDS, lambda handle: handle.write(text))
+
+
+def timed_execute(path: Path, **kwargs):
+    """`execute(path, **kwargs)` and its wall seconds."""
+    import time
+    started = time.perf_counter()
+    nb = execute(path, **kwargs)
+    return nb, time.perf_counter() - started
+
+
 def execute_all(*, offline: bool = True, save: bool = True, env: dict | None = None) -> list[Path]:
-    """Execute every notebook in order; save each with its outputs when `save`."""
+    """Execute every notebook in order; save each with its outputs (and, offline, its replay seconds) when `save`."""
     import nbformat
-    done = []
+    done, seconds = [], {}
     for path in notebook_paths():
-        nb = execute(path, offline=offline, env=env)
+        nb, seconds[path.name] = timed_execute(path, offline=offline, env=env)
         if save:
             nbformat.write(nb, str(path))
         done.append(path)
+    if save and offline:
+        keep_seconds(NOTEBOOKS, seconds)
     return done
 
 
 def main() -> int:
-    """Re-execute every notebook offline into build/notebooks/ and say whether each reproduces."""
-    import time
-
+    """Re-execute every notebook offline into build/notebooks/ and say whether each reproduces; before
+    each, how long it took last time."""
     import nbformat
     out_dir = ROOT / "build" / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
-    failed = 0
+    last = {**replay_seconds(NOTEBOOKS), **replay_seconds(out_dir)}
+    failed, seconds = 0, {}
     for path in notebook_paths():
-        started = time.perf_counter()
+        hint = f" (last time {last[path.name]:.0f} s)" if isinstance(last.get(path.name), (int, float)) else ""
+        print(f"{path.name}: replaying{hint}...", flush=True)
         try:
-            nb = execute(path)
+            nb, seconds[path.name] = timed_execute(path)
         except Exception as exc:  # a failing cell: say which notebook and why, keep going
-            print(f"{path.name}: FAILED: {str(exc).strip().splitlines()[-1]}")
+            print(f"{path.name}: FAILED: {str(exc).strip().splitlines()[-1]}", flush=True)
             failed += 1
             continue
         nbformat.write(nb, str(out_dir / path.name))
         diffs = differences(nb, nbformat.read(str(path), as_version=4))
         verdict = "identical to the committed outputs" if not diffs else "DIFFERS: " + "; ".join(diffs)
-        print(f"{path.name}: {time.perf_counter() - started:5.1f} s, {verdict}")
+        print(f"{path.name}: {seconds[path.name]:5.1f} s, {verdict}", flush=True)
         failed += bool(diffs)
+    keep_seconds(out_dir, seconds)
     print(f"executed notebooks are in {out_dir.relative_to(ROOT)}/")
     return 1 if failed else 0
 

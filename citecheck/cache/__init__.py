@@ -12,8 +12,10 @@ Rules:
   question misses instead of replaying a stale answer.
 - Each entry is {function, model, answer, usage, seconds, recorded}: the model the server reported,
   token usage, seconds and the UTC date.
-- A lookup reads the store, then the export. A hit that is not such an entry, or that was recorded for
-  another function, raises CacheCorrupted naming its key and its file; nothing is repaired or emptied.
+- A lookup reads the store, then the export (`export.Export`: that entry alone, found by its sorted key
+  line, so a process that needs ten entries does not parse a hundred thousand). A hit that is not such
+  an entry, or that was recorded for another function, raises CacheCorrupted naming its key and its
+  file; nothing is repaired or emptied.
 - Offline (CITECHECK_OFFLINE=1): a miss raises CacheMiss naming the call and how to run it live;
   nothing is written; CACHE_MAX_AGE is ignored. CITECHECK_CACHE_STORE=off replays the export alone
   (how the notebooks are reproduced: what is committed is all they read).
@@ -114,7 +116,7 @@ class Cache:
             raise ValueError("CITECHECK_CACHE_STORE=off replays the export alone, so it needs CITECHECK_OFFLINE=1 "
                              "(a live run records into the store)")
         self.store = Store(where, read_only=offline, busy_timeout=busy_timeout) if where is not None else None
-        self._export = export_file.read_export(self.path)
+        self._export = export_file.Export(self.path)
         if not offline:
             export_file.clean_at_start(self.path)
 
@@ -125,8 +127,8 @@ class Cache:
         return f"Cache({self.path}, store={self.store.path if self.store is not None else OFF}, offline={self.offline})"
 
     def entries(self) -> dict:
-        """Every entry: the export's as it was read, the store's on top."""
-        return {**self._export, **self.stored()}
+        """Every entry: the export's as it was read (the whole file), the store's on top."""
+        return {**self._export.all(), **self.stored()}
 
     def stored(self) -> dict:
         """The store's entries, each checked (CacheCorrupted naming the first malformed one)."""
@@ -136,8 +138,8 @@ class Cache:
                 for key, text in self.store.items()}
 
     def exported(self) -> dict:
-        """The export's entries as they were read, each checked."""
-        return {key: checked(key, entry, self.path) for key, entry in self._export.items()}
+        """The export's entries as they were read (the whole file), each checked."""
+        return {key: checked(key, entry, self.path) for key, entry in self._export.all().items()}
 
     # ------------------------------------------------------------ lookups and recording
 
@@ -217,7 +219,7 @@ class Cache:
         `dry_run` counts what would change and writes nothing."""
         with export_file.file_lock(self.path):
             export_file.remove_orphans(self.path)
-            self._export = export_file.read_export(self.path)
+            self._export = export_file.Export(self.path, export_file.read_export(self.path))
             on_disk = self.exported()
             merged, added, changed = dict(on_disk), 0, 0
             for key, entry in self.stored().items():
@@ -227,7 +229,7 @@ class Cache:
             written = (bool(added or changed) or not self.path.exists()) and not dry_run
             if written:
                 export_file.write_export(self.path, merged)
-                self._export = merged
+                self._export = export_file.Export(self.path, merged)
         return {"entries": len(merged), "added": added, "changed": changed, "written": written}
 
 

@@ -14,7 +14,8 @@ Rules:
   than encoding every passage when the article is buried in a long page; page order loses most.
 - Each text is encoded once (`citecheck.web.vectors`: new texts in one batch, known ones remembered in
   memory and under .models/), so a page cited by several claims, or read again by a replay, is not
-  encoded again; the scores of the last 512 distinct (query, passages) calls are remembered too.
+  encoded again; the scores of the last 512 distinct (query, passages) calls are remembered too, and
+  the notebooks' calls are recorded (`recorded_scores`): a fresh clone's replay encodes nothing.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import functools
 import re
 
 from .. import config
+from . import recorded_scores
 from .vectors import encode
 
 TOP_K = 3
@@ -35,8 +37,12 @@ def similarities(query: str, passages: list[str]) -> list[float]:
 
 @functools.lru_cache(maxsize=512)
 def _similarities(query: str, passages: tuple[str, ...]) -> tuple[float, ...]:
+    if (scores := recorded_scores.recorded(query, passages)) is not None:
+        return scores
     vectors = encode([query, *passages])
-    return tuple(float(x) for x in (vectors[1:] @ vectors[0]).tolist())
+    scores = tuple(float(x) for x in (vectors[1:] @ vectors[0]).tolist())
+    recorded_scores.keep(query, passages, scores)
+    return scores
 
 
 def tokens(text: str) -> list[str]:
