@@ -51,6 +51,10 @@ MAX_RANGE = 50
 QUOTE_SHARED = 4
 """Markers one quoted passage is the quote of (`"..." [1][2]`: both); later ones are claims, so the quotes
 extracted never outgrow the answer more than this many times."""
+_QUOTED = re.compile(r'"(?P<a>[^"\n]+)"|\u201c(?P<b>[^\u201d\n]+)\u201d|\u00ab(?P<c>[^\u00bb\n]+)\u00bb')
+"""A passage in double quotes within one paragraph: "...", \u201c...\u201d or \u00ab...\u00bb."""
+_QUOTE_GAP = re.compile(r"[\s.,;:!?]{0,8}")
+"""What may stand between a quoted passage's closing mark and the marker that quotes it."""
 
 _URL = r"https?://[^\s<>\[\]()\"'`]+(?:\([^\s()]*\)[^\s<>\[\]()\"'`]*)*"
 _INLINE = re.compile(
@@ -84,12 +88,11 @@ _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 _TRAILING_PUNCT = ".,;:!?*_~'\""
 _LOCAL = re.compile(r"\[(?P<title>[^\[\]\n]*)\]\(\s*(?:<(?P<angled>[^<>\n]+)>|(?P<target>[^\s()<>]+))\s*\)"
                     r"|<(?P<bracketed>[^<>\n]+)>|`(?P<ticked>[^`\n]+)`")
+"""A local file named by a link target, `<name>` or `` `name` ``: spaces allowed."""
 _FILE_NAME = re.compile(r"[\w./~-]*[\w-]\.[A-Za-z][A-Za-z\d]{0,7}")
 """A bare file name: a word ending in an extension that starts with a letter (`coffee.md`, not `v1.2`)."""
 _EXTENSION = re.compile(r"[^/]\.[A-Za-z][A-Za-z\d]{0,7}$")
-_QUOTED = re.compile(r'"(?P<a>[^"\n]+)"|\u201c(?P<b>[^\u201d\n]+)\u201d|\u00ab(?P<c>[^\u00bb\n]+)\u00bb')
-_QUOTE_GAP = re.compile(r"[\s.,;:!?]{0,8}")
-"""What may stand between a quoted passage's closing mark and the marker that quotes it."""
+"""How every local file name ends, whichever way it is written."""
 
 
 @dataclass(frozen=True)
