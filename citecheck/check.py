@@ -19,12 +19,16 @@ Rules:
   problem line: there is no quote to find and no section to judge (`checkable`).
 - `--answer FILE` takes the citations from an LLM answer (`answer_citations`); `--fail-on` is the CI
   gate (`ci_gate`: exit 3 when a listed verdict occurs, after everything is printed).
+- Local files (`extract.local`): a citation of a file a Markdown answer names (`file`) is checked when that
+  file is the source (`names_file`; without `--source`, the one file the answer names is the source); one of
+  another file is skipped with a line. With no quote it is judged against the section `best_section` picks.
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Callable
 
 from . import matching
@@ -61,8 +65,10 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
     sections = matching.Sections(document)          # normalised once for every citation
     out = []
     for citation in citations:
-        match = matching.locate(citation["quote"], sections, citation["section"],
-                                max_chars=ctx.settings.near_miss_max_chars)
+        section = citation["section"]
+        if section is None and citation.get("file") and not matching.has_content(citation["quote"]):
+            section = best_section(citation["claim"], document, ctx.settings.retrieval)
+        match = matching.locate(citation["quote"], sections, section, max_chars=ctx.settings.near_miss_max_chars)
         decided = decide(match, None, threshold)
         if match.status != MISSING:
             source = judge_source(match, document)
@@ -81,6 +87,22 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
         out.append((SourceRow(id=citation["id"], status=match.status, section=match.section,
                               span_start=match.start, span_end=match.end, **decided).to_dict(), match))
     return out
+
+
+def best_section(claim: str, document: Document, how: str) -> str:
+    """The section a claim that quotes nothing of a local file is judged against: the one ranked first for
+    it (ties: the first), by MiniLM cosine with RETRIEVAL=minilm, else by BM25+ (rank-bm25's BM25Plus, over
+    `retrieval.tokens`): a document has few sections, and Okapi's idf is zero for a word in half of them
+    (with two sections every word scores 0), while BM25+'s log((N + 1) / df) stays positive."""
+    from .web.retrieval import rank, tokens
+    keys = list(document.sections)
+    texts = [document.sections[key].text for key in keys]
+    if how != "bm25":
+        ((best, _),) = rank(claim, texts, 1, how=how)
+        return keys[best]
+    from rank_bm25 import BM25Plus
+    scores = BM25Plus([tokens(text) or [""] for text in texts]).get_scores(tokens(claim))
+    return keys[max(range(len(keys)), key=lambda i: (scores[i], -i))]
 
 
 def check_citations(document: Document, citations: list[dict], ctx: RunContext, *,
@@ -130,8 +152,8 @@ def unavailable_hint(unavailable: list[tuple[str, str]], total: int) -> str:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--source", required=True,
-                        help="source document (RFC text, Markdown, plain text or PDF)")
+    parser.add_argument("--source", help="source document (RFC text, Markdown, plain text or PDF); with "
+                                         "--answer, default: the one local file the answer names")
     given = parser.add_mutually_exclusive_group(required=True)
     given.add_argument("--citations", help="JSON list of {id, claim, quote|null, section}")
     given.add_argument("--answer", metavar="FILE", help="an LLM answer whose quoted citations of the source "
@@ -150,17 +172,21 @@ def add_arguments(parser) -> None:
 
 
 def run(args, ctx: RunContext) -> int:
-    fmt = args.format or sources.detect_format(args.source)
-    document = sources.load(args.source, fmt, pdf=ctx.settings.pdf)
+    if args.source is None and not args.answer:
+        print("citecheck check: error: --source FILE is needed with --citations", file=sys.stderr)
+        return 2                                        # a usage error, as argparse's
+    document = None
+    if args.source:
+        document = sources.load(args.source, args.format or sources.detect_format(args.source), pdf=ctx.settings.pdf)
     warnings: list[str] = []
     if args.answer:
-        citations, errors = answer_citations(args.answer, args.answer_format, args.source, document, ctx)
+        document, citations, errors = answer_citations(args.answer, args.answer_format, args.source, document, ctx)
         unusable = 0                                    # the answer's problems are not citations
     else:
         loaded = sources.read_citations(args.citations, document)
         citations, errors, warnings = loaded.citations, loaded.errors, loaded.warnings
         unusable = len(errors)
-    citations, skipped = checkable(citations)
+    citations, skipped = checkable(citations, args.source or document.name)
     total, errors = len(citations) + len(skipped) + unusable, errors + skipped
     for message in errors + warnings:                 # a warning (a duplicate id) keeps the citation
         print(printable(f"citecheck check: {message}"), file=sys.stderr)
@@ -211,21 +237,32 @@ def _audit(ctx: RunContext, args, document: Document, citations: list[dict], row
     from .audit.source import write_check
     conn = audit.connect(ctx.settings.audit_db)
     try:
-        write_check(conn, args.citations or args.answer, args.source, document, citations, rows)
+        write_check(conn, args.citations or args.answer, args.source or document.name, document, citations, rows)
     finally:
         conn.close()
 
 
 # ---------------------------------------------------------------- citations from an LLM answer
 
-def checkable(citations: list[dict]) -> tuple[list[dict], list[str]]:
+def names_file(source: str | Path, name: str) -> bool:
+    """Whether a local file name an answer wrote (`coffee.md`, `notes/coffee.md`) names `source`: the
+    source's path ends with it."""
+    parts = PurePath(os.path.normpath(name)).parts
+    return Path(source).resolve().parts[-len(parts):] == parts
+
+
+def checkable(citations: list[dict], source: str | Path | None = None) -> tuple[list[dict], list[str]]:
     """(citations to check, a problem line per citation skipped): a document-only citation (no quote, no
-    section) has nothing to find and no section to judge; one of another document than the source (an
-    answer's document_index other than 0) cannot be found in it."""
+    section, no local file) has nothing to find and no section to judge; one of another document than the
+    source (an answer's document_index other than 0, or a local file that is not `source`) cannot be
+    found in it."""
     kept, skipped = [], []
     for citation in citations:
-        index = citation.get("document_index", 0)
-        if citation.get("quote") is None and citation.get("section") is None:
+        index, file = citation.get("document_index", 0), citation.get("file")
+        if file is not None and source is not None and not names_file(source, file):
+            skipped.append(f"citation {citation['id']}: cites the file {file}, not the source "
+                           f"({Path(source).name}): skipped")
+        elif citation.get("quote") is None and citation.get("section") is None and file is None:
             skipped.append(f"citation {citation['id']}: a document-only citation (no quote, no section): "
                            "skipped, there is nothing to find and no section to judge")
         elif index != 0:
@@ -236,20 +273,38 @@ def checkable(citations: list[dict]) -> tuple[list[dict], list[str]]:
     return kept, skipped
 
 
-def answer_citations(answer: str, fmt: str, source: str, document: Document,
-                     ctx: RunContext) -> tuple[list[dict], list[str]]:
-    """The answer's quoted citations, read with the source as document 0 (its text as sent, or the PDF),
-    and the answer's problems, by position. URL citations are batch's (a note says how many); an answer
-    without a quoted citation is a ValueError."""
+def answer_citations(answer: str, fmt: str, source: str | None, document: Document | None,
+                     ctx: RunContext) -> tuple[Document, list[dict], list[str]]:
+    """(the source, the answer's quoted citations, its problems by position): read with the source as
+    document 0 (its text as sent, or the PDF); without a source, the one local file the answer names
+    (`local_source`). URL citations are batch's (a note says how many); an answer without a quoted
+    citation, or with no source to check it against, is a ValueError."""
     from .extract.command import read_answer, report
     from .extract.documents import read_document
     from .source.pdf_text import PdfDocument
-    as_sent = document if isinstance(document, PdfDocument) else read_document(Path(source))
-    result = read_answer(answer, fmt, ctx, [as_sent])
+    as_sent = [] if source is None else [document if isinstance(document, PdfDocument)
+                                         else read_document(Path(source))]
+    result = read_answer(answer, fmt, ctx, as_sent)
     batch_note = f"{len(result.claims)} claims cite URLs: `citecheck batch {answer}` checks those"
     if not result.citations:
         raise ValueError(f"{answer}: no quoted document citations to check" +
                          (f" ({batch_note})" if result.claims else ""))
     if result.claims:
         report("check", answer, [batch_note])
-    return result.citations, [f"{answer}: {problem}" for problem in result.problems]
+    return (document or local_source(result, answer, ctx), result.citations,
+            [f"{answer}: {problem}" for problem in result.problems])
+
+
+def local_source(result, answer: str, ctx: RunContext) -> Document:
+    """The source of an answer given without --source: the one local file it names, read from its folder;
+    else a ValueError saying what to do."""
+    from .extract.command import local_files
+    names = list(result.files)
+    if len(names) != 1:
+        raise ValueError(f"{answer}: name the source with --source FILE" + (
+            f" (the answer cites {len(names)} local files: {', '.join(names)}; `citecheck check-answer "
+            f"{answer}` checks each marker against its own file)" if names else " (the answer names no local file)"))
+    local = local_files(result, answer, None, ctx)
+    if local.problems:
+        raise ValueError(f"{answer}: {local.problems[0]}")
+    return local.documents[names[0]]

@@ -201,9 +201,10 @@ def test_think_block_and_source_list_problems():
             "References:\n[1] http://a.example/one\n[2] No link here\n[1] http://a.example/again\n")
     result = run(text)
     assert claims(result) == [("Answer and.", ["http://a.example/one"])]
-    assert [(p.kind, p.where) for p in result.problems] == [
-        ("malformed", "line 5:1"), ("malformed", "line 6:1"), ("dangling_marker", "line 1:65")]
-    assert "defined twice" in str(result.problems[1])
+    assert [(p.kind, p.where) for p in result.problems] == [("malformed", "line 6:1"), ("dangling_marker", "line 1:65")]
+    assert "defined twice" in str(result.problems[0])
+    assert str(result.problems[1]) == ("line 1:65: marker [2] cites source [2] (line 5:1), which gives neither a URL "
+                                       "nor a file name: add its http(s) URL or the name of a file beside the answer")
 
 
 def test_markdown_that_is_not_markdown():

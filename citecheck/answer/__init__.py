@@ -14,6 +14,8 @@ Imports: the foundation, `extract`, `check`, `verify`, `batch.pool`, `report` an
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..context import RunContext
 from ..extract.parsed import Documents
 from ..source.document import Document
@@ -25,14 +27,20 @@ __all__ = ["AnswerReport", "MarkerRow", "SentenceRow", "report"]
 
 def report(text: str, ctx: RunContext, *, fmt: str = "auto", name: str = "answer",
            source: Document | None = None, documents: Documents = (),
-           threshold: float | Gate | None = None) -> AnswerReport:
+           threshold: float | Gate | None = None, folder: str | Path | None = None,
+           folder_name: str | None = None) -> AnswerReport:
     """The report of one answer given as text (`fmt`: auto or an answer format). `source`: the document its
     quoted citations cite (document 0), `documents`: what was sent with the answer, to check its character
-    and page ranges (extract's). `threshold`: the AUTO_ACCEPT gate (None: the run's). An answer that cannot
-    be read raises extract's AnswerError (one line); an offline cache miss or a missing key raises as in
-    verify; anything one citation raises is its labelled row."""
+    and page ranges (extract's). `folder`: where the local files a Markdown answer names are
+    (`extract.local`; None: they are unchecked), `folder_name` how messages call it. `threshold`: the
+    AUTO_ACCEPT gate (None: the run's). An answer that cannot be read raises extract's AnswerError (one
+    line); an offline cache miss or a missing key raises as in verify; anything one citation raises is its
+    labelled row; a local file that cannot be read is a reading problem and its markers are unchecked."""
+    from ..extract.local import ANSWER_FOLDER, read_local_files
     from .checks import check_markers
     from .read import read
     from .rows import build
     answer = read(text, fmt, documents)
-    return build(name, answer, check_markers(answer, ctx, gate_of(threshold, ctx.settings), source))
+    local = read_local_files(answer.files, folder, ctx.settings.pdf, folder_name=folder_name or ANSWER_FOLDER)
+    answer.problems += local.problems
+    return build(name, answer, check_markers(answer, ctx, gate_of(threshold, ctx.settings), source, local))

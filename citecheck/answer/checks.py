@@ -11,6 +11,8 @@ Rules:
   contradicted -> contradicted, unsupported -> not_found, fabricated -> not_found / fabricated_quote
   (no model asked), no judge -> not_found / judge_unavailable. Without a source, for another
   document_index, or with neither quote nor section, it is `unchecked` and says why.
+- A citation of a local file (`extract.local`) is checked the same way against that file (with no quote:
+  against the section `check.best_section` picks); a file that was not read leaves it `unchecked`, why.
 - A marker that points at no source is `no_source`, with the reader's words.
 - The AUTO_ACCEPT gate is the run's (`review.Gate`), as in verify and check.
 """
@@ -21,7 +23,8 @@ from dataclasses import dataclass
 from .. import check
 from ..batch.pool import run_pool
 from ..context import RunContext
-from ..extract.parsed import Link, Quote
+from ..extract.local import LocalFiles
+from ..extract.parsed import Link, Quote, local_file
 from ..source.document import Document
 from ..verdict.review import Gate
 from ..vocabulary import (CONTRADICTED, FABRICATED, FABRICATED_QUOTE, FOUND, JUDGE_UNAVAILABLE, NO_SOURCE,
@@ -47,12 +50,13 @@ class Checked:
     method: str | None = None
 
 
-def check_markers(read: Read, ctx: RunContext, gate: Gate,
-                  source: Document | None = None) -> dict[str, Checked]:
-    """marker id -> Checked, for every marker of `read` (module rules)."""
+def check_markers(read: Read, ctx: RunContext, gate: Gate, source: Document | None = None,
+                  local: LocalFiles | None = None) -> dict[str, Checked]:
+    """marker id -> Checked, for every marker of `read` (module rules); `local`: the local files read."""
     out = {m.id: Checked(None, NO_SOURCE, reason=m.message) for m in read.markers if m.source is None}
     out.update(_web([m for m in read.markers if isinstance(m.source, Link)], ctx, gate))
-    out.update(_documents([m for m in read.markers if isinstance(m.source, Quote)], ctx, gate, source))
+    out.update(_documents([m for m in read.markers if isinstance(m.source, Quote)], ctx, gate, source,
+                          local or LocalFiles()))
     return out
 
 
@@ -74,34 +78,39 @@ def _web(markers: list[Marker], ctx: RunContext, gate: Gate) -> dict[str, Checke
     return out
 
 
-def _why_unchecked(source: Quote, document: Document | None) -> str | None:
-    provenance = dict(source.provenance)
+def _target(source: Quote, document: Document | None, local: LocalFiles) -> tuple[Document | None, str | None]:
+    """(the document a quoted citation is checked against, None) or (None, why it is unchecked)."""
+    provenance, file = dict(source.provenance), local_file(source)
+    if file is not None:
+        return (local.documents[file], None) if file in local.documents else (None, local.why_not(file))
     if document is None:
-        return "no source document was given to look in"
+        return None, "no source document was given to look in"
     if provenance.get("document_index", 0) != 0:
-        return f"cites document {provenance['document_index']}, not the source given (document 0)"
+        return None, f"cites document {provenance['document_index']}, not the source given (document 0)"
     if source.quote is None and source.section is None:
-        return "a document-only citation: no quote to find, no section to judge"
-    return None
+        return None, "a document-only citation: no quote to find, no section to judge"
+    return document, None
 
 
-def _documents(markers: list[Marker], ctx: RunContext, gate: Gate,
-               document: Document | None) -> dict[str, Checked]:
-    out, citations = {}, []
+def _documents(markers: list[Marker], ctx: RunContext, gate: Gate, document: Document | None,
+               local: LocalFiles) -> dict[str, Checked]:
+    out, groups = {}, {}
     for m in markers:
-        name = dict(m.source.provenance).get("document") or "document"
-        why = _why_unchecked(m.source, document)
+        target, why = _target(m.source, document, local)
         if why:
+            name = dict(m.source.provenance).get("document") or local_file(m.source) or "document"
             out[m.id] = Checked(name, UNCHECKED, reason=why, quote=m.source.quote)
         else:
-            citations.append({"id": m.id, "claim": m.claim, "quote": m.source.quote,
-                              "section": m.source.section})
-    checked = check.check_matches(document, citations, ctx, threshold=gate) if citations else []
-    for citation, (row, match) in zip(citations, checked):
-        verdict = row["verdict"]
-        reason = FABRICATED_QUOTE if verdict == FABRICATED else (None if verdict in LABEL_OF else JUDGE_UNAVAILABLE)
-        out[citation["id"]] = Checked(
-            document.name + (f" §{match.section}" if match.section else ""), LABEL_OF.get(verdict, NOT_FOUND),
-            reason, row["confidence"], citation["quote"] if match.status == FOUND else match.closest,
-            citation["quote"], match.status, match.diff, row["auto"], row["method"])
+            groups.setdefault(id(target), (target, []))[1].append(
+                {"id": m.id, "claim": m.claim, "quote": m.source.quote, "section": m.source.section,
+                 "file": local_file(m.source)})
+    for target, citations in groups.values():
+        checked = check.check_matches(target, citations, ctx, threshold=gate)
+        for citation, (row, match) in zip(citations, checked):
+            verdict = row["verdict"]
+            reason = FABRICATED_QUOTE if verdict == FABRICATED else (None if verdict in LABEL_OF else JUDGE_UNAVAILABLE)
+            out[citation["id"]] = Checked(
+                target.name + (f" §{match.section}" if match.section else ""), LABEL_OF.get(verdict, NOT_FOUND),
+                reason, row["confidence"], citation["quote"] if match.status == FOUND else match.closest,
+                citation["quote"], match.status, match.diff, row["auto"], row["method"])
     return out

@@ -4,7 +4,8 @@ each sentence against the sources it cites, uncited claims, citation precision a
 Rules:
 - ANSWER is read as `extract` reads it (format named or detected, at most ANSWER_MAX_BYTES, UTF-8);
   `--source FILE` is the document its quoted citations cite (document 0, split as `check` splits it, its
-  text as sent checking their ranges). Cited URLs are fetched and judged as `verify` does them.
+  text as sent checking their ranges). Cited URLs are fetched and judged as `verify` does them. The local
+  files a Markdown answer names are read from `--documents DIR`, else the answer's folder (`extract.local`).
 - stdout: the two headline lines (`citation_precision=…`, `citation_recall=…`), a line per sentence and
   one per problem; `--json` prints the report's JSON instead. `--out FILE.csv` and `--report FILE.html`
   write the CSV and the HTML report (`answer.outputs`).
@@ -31,6 +32,8 @@ def add_arguments(parser) -> None:
                         help="the answer's format (default auto: detected from its content)")
     parser.add_argument("--source", metavar="FILE", help="the document the answer's quoted citations cite "
                                                          "(document 0): RFC text, Markdown, text or PDF")
+    parser.add_argument("--documents", metavar="DIR", help="where the local files a Markdown answer's source "
+                                                          "list names are (default: the answer's folder)")
     parser.add_argument("--source-format", choices=sources.FORMATS, default=None,
                         help="how to split the source (default: from the file, as check does)")
     parser.add_argument("--json", action="store_true", help="print the report's JSON instead of the text")
@@ -60,7 +63,9 @@ def run(args, ctx: RunContext) -> int:
     text = read_text(args.answer, args.format, max_bytes=ctx.settings.answer_max_bytes)
     before = netguard.lookups()
     result = report(text, ctx, fmt=args.format, name=str(args.answer), source=document,
-                    documents=[sent] if sent is not None else (), threshold=Gate.of(ctx.settings))
+                    documents=[sent] if sent is not None else (), threshold=Gate.of(ctx.settings),
+                    folder=args.documents or Path(args.answer).parent,
+                    folder_name=args.documents and f"--documents {args.documents}")
     netguard.tell_if_offline("check-answer", before)
     print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) if args.json else outputs.text(result))
     if args.out:

@@ -13,7 +13,7 @@ Rules:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..extract import READERS, AnswerError, Problem, detect, sentences
 from ..extract.parsed import Documents, Link, Quote
@@ -39,6 +39,7 @@ class Read:
     found: sentences.Sentences          # the prose and its sentences
     markers: list[Marker]
     problems: list[Problem]
+    files: dict[str, str] = field(default_factory=dict)   # local files cited -> where the answer names them
 
     @property
     def prose(self) -> str:
@@ -72,4 +73,4 @@ def read(text: str, fmt: str = "auto", documents: Documents = ()) -> Read:
     for problem in parsed.problems:
         if problem.kind == DANGLING:
             markers.append(Marker(f"m{len(markers) + 1}", problem.where, (), "", None, problem.message))
-    return Read(name, found, markers, problems)
+    return Read(name, found, markers, problems, dict(parsed.files))

@@ -14,7 +14,8 @@ other text is Markdown, except text starting "{" that is not valid JSON; JSON of
 answer and broken JSON are an AnswerFormatError.
 Nothing in an answer is executed or fetched.
 
-Imports: the foundation, context, `source` and `verdict.ci_gate` (exit statuses); no other flow.
+Imports: the foundation, context, `source`, `matching.normal` (what a quote with content is) and
+`verdict.ci_gate` (exit statuses); no other flow.
 """
 from __future__ import annotations
 

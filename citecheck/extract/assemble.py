@@ -5,7 +5,8 @@ Rules:
   sentences a span covers), its URLs deduplicated in the order they are cited. A claim whose citations
   carry the text they quote (`Link.quote`) adds `"quotes": {url: [text, ...]}` (distinct texts, in order).
 - Quoted document citations become check citations `{"id": "q1", "claim", "quote", "section", ...}`,
-  one per citation (each has its own quote), followed by its provenance fields (document, range).
+  one per citation (each has its own quote), followed by its provenance fields (document, range; `file`
+  for a local file a Markdown answer names, whose entry's position `Extraction.files` keeps).
 - Claims and citations come in the order of the text; a citation whose sentence is empty is reported
   (no_sentence) and skipped.
 """
@@ -41,4 +42,4 @@ def assemble(fmt: str, parsed: Parsed) -> Extraction:
     claims = [{"id": f"c{n}", "claim": found.claim(indices), "urls": urls,
                **({"quotes": quoted[indices]} if indices in quoted else {})}
               for n, (indices, urls) in enumerate(sorted(grouped.items()), 1)]
-    return Extraction(fmt, claims, citations, problems)
+    return Extraction(fmt, claims, citations, problems, dict(parsed.files))

@@ -3,7 +3,9 @@
 Rules:
 - ANSWER is read by `citecheck.extract` (the format named, or detected), at most ANSWER_MAX_BYTES; with
   `--documents DIR` the cited documents are read by `extract.documents` (its rule says which file is
-  document_index 0, 1, ...) and every range and cited_text is checked against them.
+  document_index 0, 1, ...) and every range and cited_text is checked against them. The local files a
+  Markdown answer names are found in DIR, else in the answer's folder (`extract.local`): one line each
+  names it and its size; one that cannot be read is a problem.
 - OUT/claims.jsonl (batch's input: cited URLs, with the text each citation carries, if any) and
   OUT/citations.json (check's input: quoted documents) are both written, empty or not; OUT defaults to a
   directory named after the answer file under build/ in the current one (`extract data/answers/openai.json`
@@ -31,6 +33,14 @@ def read_answer(path: str | Path, fmt: str, ctx: RunContext, documents=()) -> Ex
     """extract_file within the run's ANSWER_MAX_BYTES."""
     from . import extract_file
     return extract_file(path, fmt, documents, max_bytes=ctx.settings.answer_max_bytes)
+
+
+def local_files(result: Extraction, answer: str | Path, documents: str | Path | None, ctx: RunContext):
+    """The local files the answer names (`extract.local`), found in --documents DIR or the answer's folder."""
+    from .local import ANSWER_FOLDER, read_local_files
+    folder, folder_name = (documents, f"--documents {documents}") if documents else \
+        (Path(answer).parent, ANSWER_FOLDER)
+    return read_local_files(result.files, folder, ctx.settings.pdf, folder_name=folder_name)
 
 
 PROBLEMS_SHOWN = 100
@@ -68,16 +78,19 @@ def run(args, ctx: RunContext) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "claims.jsonl").write_text(result.claims_jsonl(), encoding="utf-8")
     (out / "citations.json").write_text(result.citations_json(), encoding="utf-8")
+    local = local_files(result, args.answer, args.documents, ctx)
     for n, (name, document) in enumerate(zip(cited.names, cited.documents)):
         shown = "unreadable" if document is None else (
             document.summary() if not isinstance(document, str) else f"{len(document):,} characters of text")
         print(printable(f"document {n}: {name} ({shown})"))
+    for name, document in local.documents.items():
+        print(printable(f"file {name} ({document.summary()})"))
     urls = sum(len(claim["urls"]) for claim in result.claims)
     carried = sum(len(claim.get("quotes", {})) for claim in result.claims)
     with_text = f" ({carried} URL citations carry the text they quote)" if carried else ""
     print(printable(f"{args.answer}: {result.format} answer: {len(result.claims)} claims citing {urls} URLs -> "
                     f"{out / 'claims.jsonl'}{with_text}; {len(result.citations)} quoted citations -> "
                     f"{out / 'citations.json'}"))
-    problems = cited.problems + result.problems
+    problems = cited.problems + result.problems + local.problems
     report("extract", args.answer, problems)
     return ci_gate.finish("extract", bool(problems), None)

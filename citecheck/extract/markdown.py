@@ -11,30 +11,50 @@ Rules (CommonMark/GFM syntax, read by rules, not by a Markdown-to-HTML library, 
 - `[n]`, `[n, m]`, `[n-m]` (with `markers`) cite source n of the numbered sources: the definitions
   `[n]: url`, the answer's own source list, or the vendor's list the caller passes (`numbered`).
 - The source list (with `source_list`) is the run of lines at the very end of the answer that each
-  start `[n]`, `n.` or `n)` and carry a URL, with the heading line above it (`Sources:`, `## References`,
-  `**Sources**`); it is not prose. A leading `<think>...</think>` block (reasoning models) is not prose.
+  start `[n]`, `n.` or `n)`, when one of them carries a URL or a file name or all of them start `[n]`,
+  with the heading line above it (`Sources:`, `## References`, `**Sources**`); it is not prose. A leading
+  `<think>...</think>` block (reasoning models) is not prose.
+- A local file: a list entry, definition or footnote with no URL that names a file cites that file (a
+  quoted document citation, `Quote` with provenance `file`; `extract.local` reads it). The name is its
+  first word that ends in an extension (`[1] coffee.md`, `2. notes/tea.txt - Tea notes`; a definition's
+  name must come first: `[1]: coffee.md`), or a link target, `<name>` or `` `name` `` (spaces allowed);
+  a name always ends in an extension that starts with a letter, and has no ':' and no leading '#'. The quote of a marker citing a file is the block quote the
+  marker stands in (its text since the block's start or the marker before it), else the double-quoted
+  passage ("...", “...”, «...») it directly follows (only spaces and punctuation between), with content
+  (`matching.has_content`), shared by at most QUOTE_SHARED markers; else None: a claim to judge against
+  the file. `Rendered.files` names each cited file with the position of its entry.
 - Fenced code is not prose and cites nothing; inline code keeps its text. Headings, list items, table
   rows and block quotes each start a new paragraph, their prefixes removed; so does the text after a
   bold run-in heading (`**Under pressure:** Inside ...`), which is a heading of its own; `**` is removed.
-- Problems: a marker or `[text][label]` with no source (dangling_marker), a defined source never cited
-  (uncited_source), a link that is not http(s) (unsupported), a list entry or footnote with no URL
-  (malformed).
+- Problems, one line per marker: a marker or `[text][label]` with no source, or whose entry gives
+  neither a URL nor a file name (dangling_marker, saying how to fix it); a defined source never cited
+  (uncited_source); a link that is not http(s) (unsupported); an entry with neither a URL nor a file
+  name that nothing cites, a source defined twice (malformed).
 """
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from bisect import bisect_right
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 from urllib.parse import urlsplit
 
+from ..matching.normal import has_content
 from ..vocabulary import MARKDOWN_ANSWER
 from .base import Reader
-from .parsed import Anchor, AnswerFormatError, Documents, Link, Parsed, Problem
+from .parsed import Anchor, AnswerFormatError, Documents, Link, Parsed, Problem, Quote, local_file
 from .prose import Prose, line_col, line_cols
 
 MAX_RANGE = 50
 """A marker range `[n-m]` longer than this is not expanded (reported as malformed)."""
+QUOTE_SHARED = 4
+"""Markers one quoted passage is the quote of (`"..." [1][2]`: both); later ones are claims, so the quotes
+extracted never outgrow the answer more than this many times."""
+_QUOTED = re.compile(r'"(?P<a>[^"\n]+)"|\u201c(?P<b>[^\u201d\n]+)\u201d|\u00ab(?P<c>[^\u00bb\n]+)\u00bb')
+"""A passage in double quotes within one paragraph: "...", \u201c...\u201d or \u00ab...\u00bb."""
+_QUOTE_GAP = re.compile(r"[\s.,;:!?]{0,8}")
+"""What may stand between a quoted passage's closing mark and the marker that quotes it."""
 
 _URL = r"https?://[^\s<>\[\]()\"'`]+(?:\([^\s()]*\)[^\s<>\[\]()\"'`]*)*"
 _INLINE = re.compile(
@@ -66,12 +86,19 @@ _QUOTE = re.compile(r"^ {0,3}(?:>[ \t]?)+")
 _RUN_IN = re.compile(r"(?P<mark>\*\*|__)(?P<label>[^*_\n]{1,80}?)(?::(?P=mark)|(?P=mark):)[ \t]+(?=\S)")
 _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 _TRAILING_PUNCT = ".,;:!?*_~'\""
+_LOCAL = re.compile(r"\[(?P<title>[^\[\]\n]*)\]\(\s*(?:<(?P<angled>[^<>\n]+)>|(?P<target>[^\s()<>]+))\s*\)"
+                    r"|<(?P<bracketed>[^<>\n]+)>|`(?P<ticked>[^`\n]+)`")
+"""A local file named by a link target, `<name>` or `` `name` ``: spaces allowed."""
+_FILE_NAME = re.compile(r"[\w./~-]*[\w-]\.[A-Za-z][A-Za-z\d]{0,7}")
+"""A bare file name: a word ending in an extension that starts with a letter (`coffee.md`, not `v1.2`)."""
+_EXTENSION = re.compile(r"[^/]\.[A-Za-z][A-Za-z\d]{0,7}$")
+"""How every local file name ends, whichever way it is written."""
 
 
 @dataclass(frozen=True)
 class Defined:
-    """A source the answer can cite by label, and where it was defined (for 'never cited')."""
-    link: Link
+    """A source the answer can cite by label (a URL, or a local file as a Quote), and where it was defined."""
+    link: Link | Quote
     where: str
 
 
@@ -91,6 +118,7 @@ class Rendered:
     prose: Prose
     links: list[LinkUse] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)       # each cited local file -> where its entry is
 
 
 def is_web_url(url: str) -> bool:
@@ -111,6 +139,30 @@ def _first_url(rest: str) -> tuple[str | None, str]:
     title = match["title"] if match["title"] is not None else (rest[:match.start()] + rest[match.end():])
     title = title.strip().strip("-\u2013\u2014:\"' ").strip()
     return url, title or None
+
+
+_NO_SOURCE = "gives neither a URL nor a file name: add its http(s) URL or the name of a file beside the answer"
+
+
+def _shown(source: Link | Quote) -> str:
+    """A defined source as a message names it: its URL or its file name."""
+    return source.url if isinstance(source, Link) else local_file(source)
+
+
+def _local_name(rest: str, first: bool) -> str | None:
+    """The local file a definition or list entry with no URL names (module rules), or None; with `first`,
+    only a name at its very start counts."""
+    rest = rest.strip()
+    match = _LOCAL.match(rest) if first else _LOCAL.search(rest)
+    if match:
+        name = (match["angled"] or match["target"] or match["bracketed"] or match["ticked"]).strip()
+    else:
+        words = rest.split()[:1] if first else rest.split()
+        name = next((w for w in (w.strip("()[]{},;:'\"").rstrip(".") for w in words) if _FILE_NAME.fullmatch(w)),
+                    None)
+    if not name or ":" in name or name.startswith("#") or not _EXTENSION.search(name):
+        return None
+    return name
 
 
 def _code_spans(text: str, start: int, end: int) -> list[tuple[int, int, int, int]]:
@@ -148,6 +200,9 @@ class _Renderer:
         self.used: set[str] = set()
         self.source_list = source_list
         self._numbered: list[int] | None = None     # the numbered labels, sorted (kept until a definition)
+        self.broken: dict[str, str] = {}            # label -> where, of entries with neither URL nor file
+        self.block_quotes: list[tuple[int, int]] = []   # prose spans of block quotes
+        self.file_entries: dict[str, str] = {}      # local file name -> where its first entry is
 
     # ------------------------------------------------------------ lines that are not prose
     def run(self) -> Rendered:
@@ -165,8 +220,46 @@ class _Renderer:
         for label, defined in self.defined.items():
             if label not in self.used:
                 self._problem(defined.where, "uncited_source",
-                              f"source [{label}] ({defined.link.url}) is never cited")
+                              f"source [{label}] ({_shown(defined.link)}) is never cited")
+        for label, where in self.broken.items():
+            if label not in self.used:
+                self._problem(where, "malformed", f"source [{label}] {_NO_SOURCE}; nothing cites it")
+        self._quote_local_files()
         return self.out
+
+    def _quote_local_files(self) -> None:
+        """Give each citation of a local file its quote (module rules) and name the files cited. Linear: each
+        passage is found once, and is the quote of at most QUOTE_SHARED markers."""
+        uses = [(n, use) for n, use in enumerate(self.out.links) if isinstance(use.link, Quote)]
+        if not uses:
+            return
+        prose = self.prose.text
+        passages = [(m.end(), m.start(m.lastgroup), m.end(m.lastgroup)) for m in _QUOTED.finditer(prose)]
+        ends = [end for end, _, _ in passages]
+        block_starts = [lo for lo, _ in self.block_quotes]
+        since: dict[int, tuple[int, int]] = {}          # block -> (start of the current segment, last point)
+        shared: dict[tuple[int, int], list] = {}         # passage span -> [its quote, markers it served]
+        for n, use in uses:
+            point, span = use.prose_start, None
+            k = bisect_right(block_starts, point) - 1
+            if k >= 0 and point <= self.block_quotes[k][1]:
+                begin, last = since.get(k, (self.block_quotes[k][0], None))
+                if point != last:                        # a block quote's text since its previous marker
+                    begin = last if last is not None else begin
+                    since[k] = (begin, point)
+                span = (begin, point)
+            else:
+                j = bisect_right(ends, point) - 1
+                if j >= 0 and _QUOTE_GAP.fullmatch(prose, ends[j], point):
+                    span = passages[j][1:]
+            entry = shared.setdefault(span, [None, 0]) if span else [None, QUOTE_SHARED]
+            if entry[1] < QUOTE_SHARED:
+                entry[0] = entry[0] or " ".join(prose[span[0]:span[1]].split()).strip("\"\u201c\u201d\u00ab\u00bb ")
+                entry[1] += 1
+                if has_content(entry[0]):
+                    self.out.links[n] = replace(use, link=replace(use.link, quote=entry[0]))
+            name = local_file(use.link)
+            self.out.files.setdefault(name, self.file_entries[name])
 
     def _after_think(self) -> int:
         stripped = self.text.lstrip()
@@ -196,10 +289,11 @@ class _Renderer:
                 continue
             url, title = _first_url(match["rest"])
             label = _label(match["label"])
-            if url is None and not label.startswith("^"):
+            name = None if url else _local_name(match["rest"], first=True)
+            if url is None and name is None and not label.startswith("^"):
                 continue                                   # "[Note]: text" is prose, not a definition
             found.add(n)
-            self._define(label, url, title, start)
+            self._define(label, url, title, start, name)
         return found
 
     def _trailing_list(self, lines, hidden) -> set[int]:
@@ -219,36 +313,41 @@ class _Renderer:
             if n not in hidden:
                 entries.append((n, match))
             n -= 1
-        with_url = [(n, m) for n, m in entries if _first_url(m["rest"])[0]]
-        if not with_url:
+        read = [(n, m, *_first_url(m["rest"])) for n, m in entries]
+        read = [(n, m, url, title, None if url else _local_name(m["rest"], first=False))
+                for n, m, url, title in read]
+        if not entries or not (any(url or name for _, _, url, _, name in read)
+                               or all(m["a"] for _, m in entries)):
             return set()
         while n >= 0 and not self.text[lines[n][0]:lines[n][1]].strip():
             n -= 1
         if n >= 0 and n not in hidden and _LIST_HEADING.match(self.text[lines[n][0]:lines[n][1]]):
             run.append(n)
-        for line_no, match in reversed(entries):
-            url, title = _first_url(match["rest"])
-            self._define(match["a"] or match["b"], url, title, lines[line_no][0])
+        for line_no, match, url, title, name in reversed(read):
+            self._define(match["a"] or match["b"], url, title, lines[line_no][0], name)
         return set(run)
 
-    def _define(self, label: str, url: str | None, title: str | None, start: int) -> None:
+    def _define(self, label: str, url: str | None, title: str | None, start: int, name: str | None = None) -> None:
         where = self.where(start)
-        if url is None:
-            self._problem(where, "malformed", f"source [{label}] gives no URL")
-        elif label in self.defined:
-            self._problem(where, "malformed", f"source [{label}] is defined twice; the first is used "
-                                              f"({self.defined[label].where})")
+        if label in self.defined or label in self.broken:
+            first = self.defined[label].where if label in self.defined else self.broken[label]
+            self._problem(where, "malformed", f"source [{label}] is defined twice; the first is used ({first})")
+        elif url is None and name is None:
+            self.broken[label] = where
         else:
-            self.defined[label] = Defined(Link(url, title), where)
+            source = Link(url, title) if url else Quote(None, None, (("file", name),))
+            self.defined[label] = Defined(source, where)
             self._numbered = None
+            if name:
+                self.file_entries.setdefault(name, where)
 
     # ------------------------------------------------------------ blocks
     def _blocks(self, lines, hidden) -> None:
-        new_block = True
+        new_block, quoting = True, None           # quoting: prose start of the block quote being read
         for n, (start, end) in enumerate(lines):
             line = self.text[start:end]
             if n in hidden or not line.strip() or _RULE.match(line) or _TABLE_RULE.match(line):
-                new_block = True
+                new_block, quoting = True, self._end_quote(quoting)
                 continue
             content, stop = start, end
             quote = _QUOTE.match(line)
@@ -267,8 +366,12 @@ class _Renderer:
                 content += len(rest) - len(rest.lstrip()) + 1
                 stop = content + len(self.text[content:end].rstrip().rstrip("|").rstrip())
             starts = new_block or quote or heading or item or table
+            if starts and not quote:
+                quoting = self._end_quote(quoting)
             if len(self.prose):
                 self.prose.add("\n\n" if starts else " ")
+            if quote and quoting is None:
+                quoting = len(self.prose)
             run_in = _RUN_IN.match(self.text, content, stop) if starts else None
             if run_in:
                 self.prose.copy(run_in.start("label"), run_in.end("label"))
@@ -276,6 +379,12 @@ class _Renderer:
                 content = run_in.end()
             self._inline(content, stop)
             new_block = bool(heading or table)
+        self._end_quote(quoting)
+
+    def _end_quote(self, start: int | None) -> None:
+        """Close the block quote that started at prose position `start`, if one is open."""
+        if start is not None:
+            self.block_quotes.append((start, len(self.prose)))
 
     # ------------------------------------------------------------ inline
     def _inline(self, start: int, end: int) -> None:
@@ -384,12 +493,13 @@ class _Renderer:
         for label in labels:
             defined = self.defined.get(label)
             if defined is None:
-                if self._numbered is None:
-                    self._numbered = sorted(int(k) for k in self.defined if k.isdigit())
-                numbers = self._numbered
-                have = f"the numbered sources are [{numbers[0]}]-[{numbers[-1]}]" if numbers else "no numbered sources"
-                which = f"[{label}]" if shown == f"[{label}]" else f"{shown} cites [{label}], which"
-                self._problem(self.where(m.start()), "dangling_marker", f"marker {which} has no source ({have})")
+                if label in self.broken:
+                    self.used.add(label)
+                    said = f"marker {shown} cites source [{label}] ({self.broken[label]}), which {_NO_SOURCE}"
+                else:
+                    which = f"[{label}]" if shown == f"[{label}]" else f"{shown} cites [{label}], which"
+                    said = f"marker {which} has no source ({self._sources_there()})"
+                self._problem(self.where(m.start()), "dangling_marker", said)
                 continue
             self.used.add(label)
             links.append(defined.link)
@@ -419,6 +529,20 @@ class _Renderer:
         if start > pos and self.text[start - 1] == "(" and end < len(self.text) and self.text[end] == ")":
             start, end = start - 1, end + 1
         return self._remove(pos, start, end, [Link(url)])
+
+    def _sources_there(self) -> str:
+        """What a marker with no source could have cited: the numbered sources there are."""
+        if self._numbered is None:
+            self._numbered = sorted(int(k) for k in self.defined if k.isdigit())
+        numbers = self._numbered
+        if not numbers:
+            return "the answer has no numbered sources: end it with a list such as `[1] https://...` or `[1] notes.md`"
+        if len(numbers) == 1:
+            return f"the only numbered source is [{numbers[0]}]"
+        if numbers[-1] - numbers[0] + 1 == len(numbers):
+            return f"the numbered sources are [{numbers[0]}]-[{numbers[-1]}]"
+        shown = ", ".join(f"[{k}]" for k in numbers[:8]) + (", ..." if len(numbers) > 8 else "")
+        return f"the numbered sources are {shown}"
 
     def _problem(self, where: str, kind: str, message: str) -> None:
         self.out.problems.append(Problem(where, kind, message))
@@ -454,4 +578,4 @@ def parsed_from(rendered: Rendered, exclude: list[tuple[int, int]] = ()) -> Pars
     """Parsed prose with one anchor per link found, except links inside an `exclude` source span."""
     anchors = [Anchor(use.prose_start, use.prose_end, use.link, use.where) for use in rendered.links
                if not any(lo <= use.source_start and use.source_end <= hi for lo, hi in exclude)]
-    return Parsed(rendered.prose.text, anchors, list(rendered.problems))
+    return Parsed(rendered.prose.text, anchors, list(rendered.problems), dict(rendered.files))

@@ -56,10 +56,16 @@ class Link:
 
 @dataclass(frozen=True)
 class Quote:
-    """A quoted document citation (source-document flow); provenance is kept as (field, value) pairs."""
+    """A quoted document citation (source-document flow); provenance is kept as (field, value) pairs. A
+    citation of a local file (a Markdown source list naming one) carries ("file", its name as written)."""
     quote: str | None
     section: str | None
     provenance: tuple[tuple[str, object], ...] = ()
+
+
+def local_file(source: "Link | Quote | None") -> str | None:
+    """The local file a citation cites (its name as the answer wrote it), or None."""
+    return dict(source.provenance).get("file") if isinstance(source, Quote) else None
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,7 @@ class Parsed:
     text: str
     anchors: list[Anchor] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)     # local files cited -> where the answer names them
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,7 @@ class Extraction:
     claims: list[dict]
     citations: list[dict]
     problems: list[Problem]
+    files: dict[str, str] = field(default_factory=dict)     # local files cited -> where the answer names them
 
     def claims_jsonl(self) -> str:
         """claims.jsonl text: one {"id", "claim", "urls"} object per line."""
