@@ -87,7 +87,7 @@ def test_check_answer_with_the_same_file_as_source_and_with_another(folder):
     assert same.returncode == 0, same.stderr
     assert same.stdout.splitlines()[0] == f"{len(COFFEE)} characters, 2 sections, 2 citations"
     other = run_cli("check", "--answer", folder / "answer.md", "--source", folder / "tea.md")
-    assert other.returncode == 1 and other.stdout.splitlines()[0] == f"{len(tea)} characters, 1 sections, 2 citations"
+    assert other.returncode == 1 and other.stdout.splitlines()[0] == f"{len(tea)} characters, 1 section, 2 citations"
     assert other.stderr.splitlines() == [
         "citecheck check: citation q1: cites the file coffee.md, not the source (tea.md): skipped",
         "citecheck check: citation q2: cites the file coffee.md, not the source (tea.md): skipped",
