@@ -28,9 +28,12 @@ Rules:
   04's rule; precision and intervals on the report rows); `--json` prints them as JSON, `--out FILE`
   writes the JSON, `--report FILE.html` a self-contained page (reliability diagram, threshold sweep).
 - `--write-gate`: the entry (`calibrate.entry` + method and the command) for the model that ANSWERED
-  (the cache entries' reported model) goes into AUTO_ACCEPT_TABLE (`calibrate.write_entry`). Refused with
-  one line: too few rows (2 x MIN_ACCEPTED with a model confidence, MIN_ACCEPTED each half; checked
-  before any call too), no model answered, or more than one did.
+  (the model its cache entries carry, as the server reported it; never the name asked for, e.g. the local
+  model's default name sent to another endpoint) goes into AUTO_ACCEPT_TABLE (`calibrate.write_entry`).
+  The flows gate a verdict by the model it names (the one asked for): when that differs, one line says to
+  set JUDGE_MODEL / TYPESAFE_MODEL to the answering model. Refused with one line: too few rows
+  (2 x MIN_ACCEPTED with a model confidence, MIN_ACCEPTED each half; checked before any call too), no
+  model answered, or more than one did.
 """
 from __future__ import annotations
 
@@ -170,12 +173,14 @@ def judge(row: dict, ctx: RunContext) -> dict:
         trace = verify.trace_citation(row["claim"], row["url"], ctx)
     judged, label = trace.judged or {}, trace.row["label"]
     steps = judged.get("steps", [])
-    entries = {step["key"]: ctx.cache.lookup(step["key"]) for step in steps if step.get("key")}
-    usage = method_comparison.usage_of(entries, steps) if judged else {}
+    keys = [k for step in steps for k in ([step["key"]] if isinstance(step.get("key"), str) else step.get("key") or [])]
+    entries = {key: ctx.cache.lookup(key) for key in keys}
+    answered = sorted({entry["model"] for entry in entries.values() if entry and entry.get("model")})
     return {**{k: row[k] for k in ("set", "id", "split", "gold", "url")}, "label": label,
             "correct": correct(row, label), "confidence": trace.row["confidence"],
-            "reason": trace.row["reason"], "method": judged.get("method"), "model": verify.answered_by(trace),
-            "calls": judged.get("calls", 0), **usage}
+            "reason": trace.row["reason"], "method": judged.get("method"), "model": ", ".join(answered) or None,
+            "named": verify.answered_by(trace), "calls": judged.get("calls", 0),
+            **(method_comparison.usage_of(entries, [{"key": k} for k in keys]) if judged else {})}
 
 
 def replayed(rows: list[dict], ctx: RunContext) -> tuple[list[dict], list[dict]]:
@@ -433,6 +438,11 @@ def write_gate(summary: dict, args: argparse.Namespace, sets: tuple[str, ...], c
                          + (f"these answered: {', '.join(summary['models'])}" if summary["models"]
                             else "none answered") + ": nothing written")
     (model,) = summary["models"]
+    named = sorted({r["named"] for r in summary["records"] if r["named"]} - {model})
+    if named:
+        say(f"the verdicts name {', '.join(named)} (the model asked for) but {model} answered: the entry is "
+            f"written for {model}; the flows gate a verdict by the name it carries, so set JUDGE_MODEL={model} "
+            "(or TYPESAFE_MODEL) for them to use it")
     result = summary["gate_result"]
     batch = "evaluate:" + ",".join([*sets, *([LABELS_SET] if args.labels else [])])
     entry = {**calibrate.entry(result, batch), "method": ctx.settings.judge_method,
