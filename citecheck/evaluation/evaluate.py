@@ -62,9 +62,9 @@ from . import calibrate, method_comparison
 SETS = ("wice", "rfc", "citations")
 LABELS_SET = "labels"
 CITATIONS = DATA / "citations.json"
-MOST_CALLS = {"one_pass": 1, "choice": 1, "json": 1, "pooled": pooled.SENTENCES, "decompose": 1 + decompose.MAX_FACTS,
-              "qa": 3, "chunks": 3}
-"""The most model calls one verdict of each method makes (qa: question, answer, compare; chunks: the top 3)."""
+MOST_CALLS = {"one_pass": 1, "choice": 1, "json": 1, "pooled": pooled.SENTENCES,
+              "decompose": 1 + decompose.MAX_FACTS, "qa": 3, "chunks": 3}
+"""The most model calls one verdict of each method makes (qa: question, answer, compare; chunks: top 3)."""
 TOKENS_A_CALL = 300
 """A call's instructions and answer, in tokens (the estimate's fixed part)."""
 SHOWN_CHARS = 3600
@@ -173,13 +173,15 @@ def judge(row: dict, ctx: RunContext) -> dict:
         trace = verify.trace_citation(row["claim"], row["url"], ctx)
     judged, label = trace.judged or {}, trace.row["label"]
     steps = judged.get("steps", [])
-    keys = [k for step in steps for k in ([step["key"]] if isinstance(step.get("key"), str) else step.get("key") or [])]
+    keys = [k for step in steps
+            for k in ([step["key"]] if isinstance(step.get("key"), str) else step.get("key") or [])]
     entries = {key: ctx.cache.lookup(key) for key in keys}
     answered = sorted({entry["model"] for entry in entries.values() if entry and entry.get("model")})
     return {**{k: row[k] for k in ("set", "id", "split", "gold", "url")}, "label": label,
             "correct": correct(row, label), "confidence": trace.row["confidence"],
-            "reason": trace.row["reason"], "method": judged.get("method"), "model": ", ".join(answered) or None,
-            "named": verify.answered_by(trace), "calls": judged.get("calls", 0),
+            "reason": trace.row["reason"], "method": judged.get("method"),
+            "model": ", ".join(answered) or None, "named": verify.answered_by(trace),
+            "calls": judged.get("calls", 0),
             **(method_comparison.usage_of(entries, [{"key": k} for k in keys]) if judged else {})}
 
 
@@ -296,10 +298,12 @@ def gate_lines(result: calibrate.Calibration) -> list[str]:
 def table_lines(summary: dict) -> list[str]:
     lines = [f"evaluate: JUDGE_METHOD={summary['method']}, answered by "
              f"{', '.join(summary['models']) or 'no model'}; {summary['calls']} calls this run",
-             f"{'set':<10} {'split':<7} {'rows':>5} {'right':>6} {'accuracy':>9} {'95 % Wilson':>13} {'ECE':>6}"]
+             f"{'set':<10} {'split':<7} {'rows':>5} {'right':>6} {'accuracy':>9} {'95 % Wilson':>13} "
+             f"{'ECE':>6}"]
     for r in summary["accuracy"]:
-        lines.append(f"{r['set']:<10} {r['split']:<7} {r['rows']:>5} {r['correct']:>6} {_fmt(r['accuracy']):>9} "
-                     f"{_fmt(r['ci_low']) + '-' + _fmt(r['ci_high']):>13} {_fmt(r['ece']):>6}")
+        interval = _fmt(r["ci_low"]) + "-" + _fmt(r["ci_high"])
+        lines.append(f"{r['set']:<10} {r['split']:<7} {r['rows']:>5} {r['correct']:>6} "
+                     f"{_fmt(r['accuracy']):>9} {interval:>13} {_fmt(r['ece']):>6}")
     return lines + gate_lines(summary["gate_result"])
 
 
@@ -328,12 +332,11 @@ def render(summary: dict) -> str:
     """The HTML page: the table, the gate, a reliability diagram and the threshold sweep per half."""
     split = halves(summary["records"])
     result = summary["gate_result"]
-    figures = [plots.reliability_diagram({h: ev.reliability([r["confidence"] for r in rows],
-                                                            [r["correct"] for r in rows])
-                                          for h, rows in split.items()}, title="Reliability of the judge"),
-               plots.threshold_sweep({h: ev.sweep([r["confidence"] for r in rows], [r["correct"] for r in rows])
-                                      for h, rows in split.items()}, result.threshold, target=result.target,
-                                     min_accepted=result.min_accepted)]
+    pairs = {h: ([r["confidence"] for r in rows], [r["correct"] for r in rows]) for h, rows in split.items()}
+    figures = [plots.reliability_diagram({h: ev.reliability(*pair) for h, pair in pairs.items()},
+                                         title="Reliability of the judge"),
+               plots.threshold_sweep({h: ev.sweep(*pair) for h, pair in pairs.items()}, result.threshold,
+                                     target=result.target, min_accepted=result.min_accepted)]
     return render_html.render("evaluate.html", summary=public(summary), lines=table_lines(summary),
                               plots={plots.alt_text(f): plots.data_uri(f) for f in figures},
                               csp=render_html.content_security_policy(images=True))
@@ -345,9 +348,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sets", default=",".join(SETS),
                         help=f"the shipped labelled sets to run, comma-separated: {', '.join(SETS)} or none "
                              f"(default: all)")
-    parser.add_argument("--labels", metavar="FILE", help="your own labelled rows: JSONL of {id, claim, label, "
-                                                         "text | url}, label supported|contradicted|not_found")
-    parser.add_argument("--max-calls", type=int, metavar="N", help="refuse a run that may make more model calls")
+    parser.add_argument("--labels", metavar="FILE",
+                        help="your own labelled rows: JSONL of {id, claim, label, text | url}, label "
+                             "supported|contradicted|not_found")
+    parser.add_argument("--max-calls", type=int, metavar="N",
+                        help="refuse a run that may make more model calls")
     parser.add_argument("--target", type=float, default=ev.TARGET_PRECISION,
                         help=f"precision the accepted verdicts must reach (default {ev.TARGET_PRECISION})")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -398,8 +403,8 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
     cost = estimate(todo, ctx)
     say(f"{len(rows)} rows ({', '.join(f'{n} {c}' for n, c in Counter(r['set'] for r in rows).items())}): "
         f"{len(done)} replayed from the cache, {cost['rows']} to ask with JUDGE_METHOD="
-        f"{ctx.settings.judge_method}: at most {cost['calls']:,} model calls, about {cost['tokens']:,} tokens "
-        f"(estimated)")
+        f"{ctx.settings.judge_method}: at most {cost['calls']:,} model calls, about {cost['tokens']:,} "
+        "tokens (estimated)")
     if args.max_calls is not None and cost["calls"] > args.max_calls:
         raise ValueError(f"at most {cost['calls']:,} model calls needed, over --max-calls {args.max_calls}: "
                          "nothing asked; raise --max-calls or pick fewer --sets")
@@ -441,8 +446,8 @@ def write_gate(summary: dict, args: argparse.Namespace, sets: tuple[str, ...], c
     named = sorted({r["named"] for r in summary["records"] if r["named"]} - {model})
     if named:
         say(f"the verdicts name {', '.join(named)} (the model asked for) but {model} answered: the entry is "
-            f"written for {model}; the flows gate a verdict by the name it carries, so set JUDGE_MODEL={model} "
-            "(or TYPESAFE_MODEL) for them to use it")
+            f"written for {model}; the flows gate a verdict by the name it carries, so set "
+            f"JUDGE_MODEL={model} (or TYPESAFE_MODEL) for them to use it")
     result = summary["gate_result"]
     batch = "evaluate:" + ",".join([*sets, *([LABELS_SET] if args.labels else [])])
     entry = {**calibrate.entry(result, batch), "method": ctx.settings.judge_method,

@@ -44,7 +44,8 @@ EVERYTHING_TO_A_PERSON = 1.0
 """The AUTO_ACCEPT that sends every citation to a person."""
 ENTRY_KEYS = ("threshold", "precision", "interval", "n", "target", "date", "batch")
 """A calibration table entry's keys: {model: {threshold, precision, interval: [lo, hi], n, target, date,
-batch}} (`calibrate --write`); `evaluate --write-gate` adds `method` and `command` (how to measure it again)."""
+batch}} (`calibrate --write`); `evaluate --write-gate` adds `method` and `command` (how to measure it
+again)."""
 
 
 def gate(confidence: float | None, threshold: float | None, *, misquoted: bool = False) -> bool:
