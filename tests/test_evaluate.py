@@ -171,8 +171,8 @@ def test_write_gate_on_too_few_rows_refuses_before_any_call(capable, monkeypatch
     status, out, err = run(capsys, "--sets", "citations", "--write-gate")
     assert status == 1 and len(capable.requests) == before and not (tmp_path / "gate.json").exists()
     assert err.strip() == ("citecheck evaluate: error: --write-gate needs at least 20 labelled rows with a "
-                           "model confidence, 10 in each half; there are only 8 (4 tune, 4 report): add --sets "
-                           "or --labels rows")
+                           "model confidence, 10 in each half; there are only 8 (4 tune, 4 report): add "
+                           "--sets or --labels rows")
 
 
 def test_the_rows_of_each_shipped_set():
