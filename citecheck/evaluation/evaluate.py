@@ -48,7 +48,7 @@ from pathlib import Path
 from .. import evaluation as ev
 from .. import files, verify
 from ..cache import CacheMiss
-from ..config import printable
+from ..config import printable, redact
 from ..context import RunContext
 from ..extract.command import report as report_problems
 from ..judge.methods import decompose, pooled
@@ -316,10 +316,13 @@ def summary_of(records: list[dict], method: str, target: float, calls: int) -> d
 
 
 def public(summary: dict) -> dict:
-    """The JSON written: everything but the Calibration object; NaN as null."""
+    """The JSON written and shown: everything but the Calibration object; NaN as null; every text redacted
+    (`config.redact`: a secret's value never reaches a file or the page)."""
     def clean(value):
         if isinstance(value, float) and math.isnan(value):
             return None
+        if isinstance(value, str):
+            return redact(value)
         if isinstance(value, dict):
             return {k: clean(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -401,7 +404,7 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
             raise ValueError(refused)
     done, todo = replayed(rows, ctx)
     cost = estimate(todo, ctx)
-    say(f"{len(rows)} rows ({', '.join(f'{n} {c}' for n, c in Counter(r['set'] for r in rows).items())}): "
+    say(f"{len(rows)} row{'s' * (len(rows) != 1)} ({', '.join(f'{n} {c}' for n, c in Counter(r['set'] for r in rows).items())}): "
         f"{len(done)} replayed from the cache, {cost['rows']} to ask with JUDGE_METHOD="
         f"{ctx.settings.judge_method}: at most {cost['calls']:,} model calls, about {cost['tokens']:,} "
         "tokens (estimated)")
