@@ -162,7 +162,7 @@ def test_the_cost_is_said_before_the_first_call_and_max_calls_refuses_more(capab
                                             "--sets")
     assert run(capsys, "--sets", "citations", "--max-calls", "32")[0] == 0
     status, out, err = run(capsys, "--sets", "citations", "--max-calls", "0")       # a second run replays
-    assert status == 0 and "8 replayed from the cache, 0 to ask" in err and "0 calls this run" in out
+    assert status == 0 and "8 replayed from the cache, 0 to ask" in err and "0 rows asked this run" in out
 
 
 def test_write_gate_on_too_few_rows_refuses_before_any_call(capable, monkeypatch, tmp_path, capsys):

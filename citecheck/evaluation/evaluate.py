@@ -297,7 +297,7 @@ def gate_lines(result: calibrate.Calibration) -> list[str]:
 
 def table_lines(summary: dict) -> list[str]:
     lines = [f"evaluate: JUDGE_METHOD={summary['method']}, answered by "
-             f"{', '.join(summary['models']) or 'no model'}; {summary['calls']} calls this run",
+             f"{', '.join(summary['models']) or 'no model'}; {summary['asked']} rows asked this run",
              f"{'set':<10} {'split':<7} {'rows':>5} {'right':>6} {'accuracy':>9} {'95 % Wilson':>13} "
              f"{'ECE':>6}"]
     for r in summary["accuracy"]:
@@ -307,10 +307,10 @@ def table_lines(summary: dict) -> list[str]:
     return lines + gate_lines(summary["gate_result"])
 
 
-def summary_of(records: list[dict], method: str, target: float, calls: int) -> dict:
+def summary_of(records: list[dict], method: str, target: float, asked: int) -> dict:
     models = sorted({r["model"] for r in records if r["model"]})
     result = gate_of(records, target)
-    return {"method": method, "models": models, "calls": calls, "accuracy": accuracy_rows(records),
+    return {"method": method, "models": models, "asked": asked, "accuracy": accuracy_rows(records),
             "gate": {**calibrate.entry(result, None), "lines": gate_lines(result)}, "gate_result": result,
             "records": records}
 
@@ -420,7 +420,7 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
         say(str(exc))
         return 1
     records = done + asked
-    summary = summary_of(records, ctx.settings.judge_method, args.target, sum(r["calls"] for r in asked))
+    summary = summary_of(records, ctx.settings.judge_method, args.target, len(asked))
     print(printable(json.dumps(public(summary), indent=1) if args.json else "\n".join(table_lines(summary)),
                     lines=True))
     if args.out:
