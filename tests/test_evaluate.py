@@ -182,3 +182,12 @@ def test_the_rows_of_each_shipped_set():
     assert all(r["binary"] for r in rows["wice"]) and not any(r["binary"] for r in rows["rfc"])
     wice = rows["wice"][0]
     assert evaluate.correct(wice, "contradicted") == (wice["gold"] != "supported")
+
+
+def test_every_method_has_a_most_calls_bound_capped_by_the_budget():
+    from citecheck import config
+    assert set(evaluate.MOST_CALLS) == set(config.JUDGE_METHODS)
+    rows = [{"claim": "c" * 40, "text": "t" * 10_000}]
+    settings = Settings(judge_method="decompose", judge_call_budget=3)
+    assert evaluate.estimate(rows, RunContext.build(settings)) == {
+        "rows": 1, "calls": 3, "tokens": 3 * (evaluate.TOKENS_A_CALL + (40 + evaluate.SHOWN_CHARS) // 4)}
