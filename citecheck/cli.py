@@ -29,6 +29,7 @@ COMMANDS = {
     "serve": ("citecheck.serve.api", "run the /verify HTTP API (and the /review page)"),
     "mcp": ("citecheck.serve.mcp.server", "let an assistant (Claude Desktop, Code) run these checks"),
     "calibrate": ("citecheck.evaluation.calibrate", "choose AUTO_ACCEPT from the verdicts people reviewed"),
+    "evaluate": ("citecheck.evaluation.evaluate", "measure your judge on labelled rows; earn AUTO_ACCEPT"),
     "judge-server": ("citecheck.judge.local_judge.server", "run the local judge model here (no key needed)"),
     "cache": ("citecheck.cache.command", "merge recorded calls into json_cache.json, or count them"),
     "record": ("citecheck.record", "re-record the cache with the local judge; rerun notebooks"),

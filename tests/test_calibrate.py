@@ -192,3 +192,73 @@ def test_a_row_with_a_text_confidence_is_skipped_with_one_stderr_line(tmp_path):
     assert done.stderr.splitlines() == ["calibrate: skipped 1 reviewed row with an invalid confidence (first: "
                                         "batch 'hand', id 'r03', url 'http://h/3': confidence 'high' is not "
                                         "a number from 0 to 1)"]
+
+
+# ---------------------------------------------------------------- the table and the rule, hardened
+
+def test_a_deeply_nested_table_is_one_line_not_a_traceback(tmp_path):
+    table = tmp_path / "gate.json"
+    table.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(ValueError, match=r"AUTO_ACCEPT_TABLE .*gate.json nests deeper than 64 levels"):
+        review.read_table(table)
+
+
+def test_a_fifo_table_is_one_line_naming_it_never_a_hang(tmp_path):
+    import threading
+    table = tmp_path / "gate.json"
+    os.mkfifo(table)
+    got: list = []
+
+    def read():
+        try:
+            got.append(review.read_table(table))
+        except ValueError as exc:
+            got.append(str(exc))
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    hung = reader.is_alive()
+    if hung:                                   # release the blocked open so the test process can end
+        with open(table, "w"):
+            pass
+    assert not hung, "reading a FIFO as the gate table hung"
+    assert got and "not a regular file" in got[0] and "gate.json" in got[0]
+
+
+def test_write_refuses_a_symlinked_table_and_leaves_both_files_as_they_were(tmp_path):
+    labelled_db(tmp_path / "a.db", model="m").close()
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("{}")
+    table = tmp_path / "gate.json"
+    table.symlink_to(elsewhere)
+    done = run_cli("--audit-db", str(tmp_path / "a.db"), "--model", "m", "--write",
+                   env={"AUTO_ACCEPT_TABLE": str(table)})
+    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "is a symbolic link: not replaced" in done.stderr
+    assert table.is_symlink() and elsewhere.read_text() == "{}"
+
+
+def test_model_names_are_printed_without_their_escape_sequences(tmp_path):
+    evil = "m\x1b[2J\x1b]0;owned\x07"
+    labelled_db(tmp_path / "a.db", model=evil).close()
+    done = run_cli("--audit-db", str(tmp_path / "a.db"), "--model", evil, "--write",
+                   env={"AUTO_ACCEPT_TABLE": str(tmp_path / "gate.json")})
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout
+    assert "m\\x1b[2J" in done.stdout
+    assert evil in json.loads((tmp_path / "gate.json").read_text())      # the table keeps the real name
+
+
+def test_identical_confidences_never_earn_a_threshold(tmp_path):
+    """50 labels all at 0.0001, all confirmed: accepting everything is 100 % precise on tune, but nothing
+    showed that the confidence orders anything; a threshold must send some tune verdict to a person."""
+    conn = audit.connect(tmp_path / "a.db")
+    for n in range(50):
+        row = audit.write_citation(conn, "crafted", f"c{n}", "claim", {
+            "url": f"http://h/{n}", "label": "supported", "confidence": 0.0001, "auto": False}, "m")
+        reviews.record(conn, reviews.Decision("crafted", f"c{n}", row["url"], row["decided_at"], None,
+                                              "confirm", None, "", "Ann"), audit.utc_now())
+    result = calibrate.calibrate(conn, model="m")
+    assert result.threshold is None and result.auto_accept == 1.0
+    assert calibrate.report_lines(result)[1].startswith("reason: no threshold reaches 0.9 on the tune half: "
+                                                        "no threshold accepts 10 verdicts")

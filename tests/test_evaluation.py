@@ -232,3 +232,11 @@ def test_heldout_rows_leave_out_the_sample_and_alternate_the_labels(tmp_path):
     assert [r["id"] for r in rows] == ["d1", "d5", "d4", "d2"]
     assert [r["gold"] for r in rows] == ["supported", "not_supported", "not_supported", "supported"]
     assert {r["split"] for r in rows} == {"heldout"}
+
+
+def test_a_threshold_must_send_some_tune_verdict_to_a_person():
+    """Accepting every tune row shows nothing about the confidence's order: the lowest is no candidate."""
+    assert ev.candidates([0.3, 0.1, 0.3, 0.7]) == [0.3, 0.7]
+    assert ev.choose_threshold([0.5] * 30, [True] * 30) is None
+    assert ev.best_reachable([0.5] * 30, [True] * 30)["threshold"] is None
+    assert ev.choose_threshold([0.2] * 5 + [0.9] * 12, [False] * 5 + [True] * 12) == 0.9

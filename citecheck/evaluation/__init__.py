@@ -24,7 +24,9 @@ Rules:
 - AUTO_ACCEPT: a verdict is accepted without review when the gate (`review.gate`) says so: confidence
   >= threshold, and nothing at a threshold of 1 (everything to a person). The threshold for a target
   precision is the smallest observed confidence at which the accepted verdicts' accuracy reaches the
-  target with at least MIN_ACCEPTED of them; None when no threshold does.
+  target with at least MIN_ACCEPTED of them; None when no threshold does. Only a confidence above the
+  lowest observed one is a candidate (`candidates`): a threshold must send some tune verdict to a person,
+  or the confidences gave no evidence that they order anything (docs/statistics.md).
 
 Imports: the flows (`verify.trace_text`, `check`), judge, web, verdict, audit and below.
 """
@@ -281,10 +283,15 @@ def sweep(confidence: list[float], correct: list[bool], steps: int = 100) -> lis
     return [at_threshold(confidence, correct, i / steps) for i in range(steps + 1)]
 
 
+def candidates(confidence: list[float]) -> list[float]:
+    """The thresholds tune can support: its observed confidences above the lowest (see module rules)."""
+    return sorted(set(confidence))[1:]
+
+
 def choose_threshold(confidence: list[float], correct: list[bool], target: float = TARGET_PRECISION,
                      min_accepted: int = MIN_ACCEPTED) -> float | None:
-    """Smallest observed confidence whose accepted verdicts reach `target` accuracy (see module rules)."""
-    for t in sorted(set(confidence)):
+    """Smallest candidate confidence whose accepted verdicts reach `target` accuracy (see module rules)."""
+    for t in candidates(confidence):
         point = at_threshold(confidence, correct, t)
         if point["accepted"] >= min_accepted and point["accepted_accuracy"] >= target:
             return t
@@ -295,7 +302,7 @@ def best_reachable(confidence: list[float], correct: list[bool], min_accepted: i
     """The highest accepted-verdict accuracy any threshold reaches with at least `min_accepted`
     accepted, and the lowest threshold that reaches it ({threshold: None} when none qualifies)."""
     best = {"threshold": None, "accepted_accuracy": math.nan, "accepted": 0}
-    for t in sorted(set(confidence)):
+    for t in candidates(confidence):
         point = at_threshold(confidence, correct, t)
         better = best["threshold"] is None or point["accepted_accuracy"] > best["accepted_accuracy"]
         if point["accepted"] >= min_accepted and better:

@@ -19,6 +19,10 @@ Rules:
   {M: {threshold (1 when none reaches the target), precision and interval (the report half's accepted
   verdicts, Wilson 95 %; null when none), n (labels used), target, date (UTC), batch (null: every batch)}}.
   The flows then gate M's verdicts by it unless AUTO_ACCEPT is set.
+- The table is never written through a symbolic link: a link at AUTO_ACCEPT_TABLE is refused (one line),
+  neither replaced by a file nor followed to a file elsewhere (a link planted in a shared checkout must not
+  redirect a write); point AUTO_ACCEPT_TABLE at the real file. Everything printed passes `config.printable`
+  (model names and labels come from the audit DB and the command line).
 - A row whose stored confidence is not a number in [0, 1] (`audit.confidence_problem`) is never a label:
   it is skipped, `calibrate` says so in one stderr line, and the review share counts it as to review.
 """
@@ -35,6 +39,7 @@ from pathlib import Path
 
 from .. import audit, evaluation, files
 from ..audit import reviews
+from ..config import printable
 from ..context import RunContext
 from ..paths import shown
 from ..verdict.review import EVERYTHING_TO_A_PERSON, Gate, gate, read_table
@@ -112,12 +117,8 @@ def calibrate(conn, *, batch: str | None = None, model: str | None = None,
                          f"confidence, {min_accepted} in each half; {scope} there are {len(rows)} "
                          f"({len(halves['tune'])} tune, {len(halves['report'])} report): "
                          "review more in /review")
-    tune, report = halves["tune"], halves["report"]
-    conf, ok = [r["confidence"] for r in tune], [r["correct"] for r in tune]
-    result = Calibration(target, min_accepted, len(tune), len(report),
-                         evaluation.choose_threshold(conf, ok, target, min_accepted),
-                         evaluation.best_reachable(conf, ok, min_accepted),
-                         from_queue=sum(r["auto"] == 0 or r["auto"] is None for r in rows))
+    result = measure(halves["tune"], halves["report"], target, min_accepted)
+    result.from_queue = sum(r["auto"] == 0 or r["auto"] is None for r in rows)
     scoped = [("batch = ?", batch)] * bool(batch) + [("model = ?", model)] * bool(model)
     where = "WHERE " + " AND ".join(c for c, _ in scoped) if scoped else ""
     decided = conn.execute(f"SELECT confidence, status FROM citations {where}",
@@ -125,6 +126,16 @@ def calibrate(conn, *, batch: str | None = None, model: str | None = None,
     result.in_scope = len(decided)
     result.to_review = sum(audit.confidence_problem(c) is not None
                            or not gate(c, result.auto_accept, misquoted=s == MISQUOTED) for c, s in decided)
+    return result
+
+
+def measure(tune: list[dict], report: list[dict], target: float = evaluation.TARGET_PRECISION,
+            min_accepted: int = evaluation.MIN_ACCEPTED) -> Calibration:
+    """The threshold chosen on `tune` and its precision on `report` (rows with `confidence`, `correct`)."""
+    conf, ok = [r["confidence"] for r in tune], [r["correct"] for r in tune]
+    result = Calibration(target, min_accepted, len(tune), len(report),
+                         evaluation.choose_threshold(conf, ok, target, min_accepted),
+                         evaluation.best_reachable(conf, ok, min_accepted))
     if result.threshold is not None:
         conf, ok = [r["confidence"] for r in report], [r["correct"] for r in report]
         result.point = evaluation.at_threshold(conf, ok, result.threshold)
@@ -186,7 +197,11 @@ def entry(result: Calibration, batch: str | None) -> dict:
 
 
 def write_entry(path: Path, model: str, new: dict) -> None:
-    """Record `model`'s entry in the table at `path` (a malformed table is an error, never overwritten)."""
+    """Record `model`'s entry in the table at `path` (a malformed table is an error, never overwritten; a
+    symbolic link is refused, never replaced nor written through: see module rules)."""
+    if Path(path).is_symlink():
+        raise ValueError(f"AUTO_ACCEPT_TABLE {shown(path)} is a symbolic link: not replaced; point "
+                         "AUTO_ACCEPT_TABLE at the file itself")
     table = {**read_table(path), model: new}
     path.parent.mkdir(parents=True, exist_ok=True)
     files.replace_file(path, lambda out: out.write(json.dumps(table, indent=1, sort_keys=True) + "\n"))
@@ -224,16 +239,16 @@ def run(args: argparse.Namespace, ctx: RunContext) -> int:
     finally:
         conn.close()
         if skipped:
-            print(skipped_line(skipped), file=sys.stderr)
-    print("\n".join(report_lines(result)))
+            print(printable(skipped_line(skipped)), file=sys.stderr)
+    print(printable("\n".join(report_lines(result)), lines=True))
     if before is not None:
         now = before.threshold(args.model)
         held = f"AUTO_ACCEPT={now:g} ({shown(table_path)})" if now is not None else before.note(args.model)
-        print(f"in force for {args.model} now: {held}")
+        print(printable(f"in force for {args.model} now: {held}"))
         if ctx.settings.auto_accept is not None:
             print(f"note: AUTO_ACCEPT={ctx.settings.auto_accept:g} is set: it overrides the table for every "
                   "model")
     if args.write:
         write_entry(table_path, args.model, entry(result, args.batch))
-        print(f"wrote {shown(table_path)}: {args.model} AUTO_ACCEPT={result.auto_accept:g}")
+        print(printable(f"wrote {shown(table_path)}: {args.model} AUTO_ACCEPT={result.auto_accept:g}"))
     return 0

@@ -18,7 +18,9 @@ Rules (the gate, `gate`, is the only place auto vs review is decided, for every 
   threshold `calibrate` measures is then the one in force); it leads the queue instead.
 - The table is read once per run (`Gate.of`, at the entry point, passed down as the flows' `threshold`;
   `read_table` keeps what it read by path, mtime and size, so a library caller passing none reads it once
-  too); a missing file is an empty table, a malformed one a ValueError naming the path.
+  too); a missing file is an empty table, a malformed one a ValueError naming the path. It is read as any
+  outside file is (`source.text.read_file`: a regular file, bounded, checked on the open descriptor, so a
+  FIFO is one line, never a hang) and JSON nested deeper than `source.text.MAX_DEPTH` is refused unparsed.
 - The queue (`queue`): what the gate sends to a person, contradicted first, then lowest confidence first,
   then the citations no model was asked about; ties in (batch, id, url) order.
 - The source-document verdict: a quote that is not in the source is `fabricated` (no model asked,
@@ -35,13 +37,15 @@ from typing import Iterable
 from ..config import Settings
 from ..matching import Match
 from ..paths import shown
+from ..source.text import MAX_DEPTH, decode, read_file, too_deep
 from ..vocabulary import CONTRADICTED, FABRICATED, MISQUOTED, MISSING, VERDICT_OF
 
 EVERYTHING_TO_A_PERSON = 1.0
 """The AUTO_ACCEPT that sends every citation to a person."""
 ENTRY_KEYS = ("threshold", "precision", "interval", "n", "target", "date", "batch")
 """A calibration table entry's keys: {model: {threshold, precision, interval: [lo, hi], n, target, date,
-batch}} (`calibrate --write`)."""
+batch}} (`calibrate --write`); `evaluate --write-gate` adds `method` and `command` (how to measure it
+again)."""
 
 
 def gate(confidence: float | None, threshold: float | None, *, misquoted: bool = False) -> bool:
@@ -73,10 +77,13 @@ def read_table(path: Path) -> dict[str, dict]:
 
 
 def _parse_table(path: Path) -> dict[str, dict]:
+    name = f"AUTO_ACCEPT_TABLE {shown(path)}"
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"AUTO_ACCEPT_TABLE {shown(path)} cannot be read: {exc}") from None
+        text = decode(read_file(path, name), name)
+    except OSError as exc:
+        raise ValueError(f"{name} cannot be read: {exc.strerror or exc}") from None
+    if too_deep(text):
+        raise ValueError(f"{name} nests deeper than {MAX_DEPTH} levels; not read")
     try:
         table = json.loads(text)
     except json.JSONDecodeError as exc:
