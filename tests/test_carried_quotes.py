@@ -174,7 +174,7 @@ def one_letter_off(at: int, n: int) -> tuple[str, str, str]:
 @pytest.mark.parametrize("n", [300, 600, 1000, 4999])
 @pytest.mark.parametrize("where", ["start", "middle", "end"])
 def test_a_long_carried_text_one_letter_off_is_misquoted_with_its_diff(n, where):
-    """The page is one long text: the quote is placed where its pieces stand, then aligned (matching rules)."""
+    """The page is one long text: the quote is placed where its pieces stand, then aligned (matching)."""
     at = {"start": 0, "middle": (len(SEEN) - n) // 2, "end": len(SEEN) - n}[where]
     quote, quoted, real = one_letter_off(at, n)
     match = carried_match([quote], page_of("https://www.rfc-editor.org/rfc/rfc7519.txt", RFC),

@@ -171,8 +171,9 @@ def test_a_parse_under_a_lower_inherited_memory_limit_still_reads_the_page():
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     page = (ROOT / "data/site/pages/boiling-point.html").read_text(encoding="utf-8")
-    done = subprocess.run([sys.executable, "-c", LIMITED], cwd=ROOT, input=page, capture_output=True, text=True,
-                          timeout=120, preexec_fn=lower, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run([sys.executable, "-c", LIMITED], cwd=ROOT, input=page, capture_output=True,
+                          text=True, timeout=120, preexec_fn=lower,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr.strip().splitlines()[-1:]
     hard, text = done.stdout.split("\n", 1)
     assert int(hard) == limit and "sea level" in text

@@ -40,8 +40,9 @@ from ..source.sources import Document
 from . import spans
 from .normal import _FOLD, MIN_QUOTE_CHARS, has_content, normalise
 
-__all__ = ["ANCHOR_CHARS", "EXACT_CHARS", "FULL_ALIGN_CHARS", "MAX_ANCHORS", "MAX_EDGES", "MAX_HITS", "MIN_QUOTE_CHARS", "NEAR_MISS", "NEAR_MISS_MAX_CHARS", "Match", "Sections",
-           "_FOLD", "has_content", "locate", "normalise", "spans", "word_diff", "word_ops"]
+__all__ = ["ANCHOR_CHARS", "EXACT_CHARS", "FULL_ALIGN_CHARS", "MAX_ANCHORS", "MAX_EDGES", "MAX_HITS",
+           "MIN_QUOTE_CHARS", "NEAR_MISS", "NEAR_MISS_MAX_CHARS", "Match", "Sections", "_FOLD",
+           "has_content", "locate", "normalise", "spans", "word_diff", "word_ops"]
 
 NEAR_MISS = 90.0
 """partial_ratio score (0-100) from which a non-verbatim quote counts as a misquote, not an invention."""

@@ -369,7 +369,7 @@ def serve(control: socket.socket) -> None:
         pid = os.fork()
         if pid == 0:
             control.close()
-            for other in live.values():                           # other parses' pipes end with their children
+            for other in live.values():                           # others' pipes end with their children
                 other.close()
             _child(function, carried, out, request["cpu"], request["memory"])
         os.close(carried)
