@@ -296,7 +296,7 @@ def _resolve(name: str, preload: list[str]) -> Callable:
 
 
 @dataclass
-class _Child:
+class _Forked:
     """A forked child as the host holds it: its pid, its pipe to the parent, and a pidfd that polls readable
     when it ends (None where the kernel has none: then the host polls every POLL_SECONDS)."""
     pid: int
@@ -316,7 +316,7 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _reap(live: dict[int, _Child], poller, wait: bool = False) -> None:
+def _reap(live: dict[int, _Forked], poller, wait: bool = False) -> None:
     """Reap every child that has ended (with `wait`: every child, after it ends), closing what the host
     held for it."""
     for job, child in list(live.items()):
@@ -335,7 +335,7 @@ def serve(control: socket.socket) -> None:
     """The host's loop: fork a child per run request, kill on request, reap each child when it ends (module
     rules); end, killing and reaping its children, with the parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)                  # the parent decides (a terminal's ^C)
-    live: dict[int, _Child] = {}                                  # job -> its child
+    live: dict[int, _Forked] = {}                                 # job -> its child
     poller = select.poll()
     poller.register(control, select.POLLIN)
     while True:
@@ -373,9 +373,9 @@ def serve(control: socket.socket) -> None:
                 other.close()
             _child(function, carried, out, request["cpu"], request["memory"])
         os.close(carried)
-        live[request["run"]] = _Child(pid, out, _pidfd(pid))
-        if live[request["run"]].ended is not None:
-            poller.register(live[request["run"]].ended, select.POLLIN)
+        live[request["run"]] = forked = _Forked(pid, out, _pidfd(pid))
+        if forked.ended is not None:
+            poller.register(forked.ended, select.POLLIN)
 
 
 if __name__ == "__main__":
