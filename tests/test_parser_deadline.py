@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -184,3 +185,20 @@ def test_a_parse_under_a_lower_inherited_memory_limit_still_reads_the_page():
     assert done.returncode == 0, done.stderr.strip().splitlines()[-1:]
     hard, text = done.stdout.split("\n", 1)
     assert int(hard) == limit and "sea level" in text
+
+
+SOFT = """
+import resource
+from citecheck.source import sandbox
+resource.setrlimit(resource.RLIMIT_AS, (1_000_000_000, resource.getrlimit(resource.RLIMIT_AS)[1]))
+sandbox._limit("RLIMIT_AS", sandbox.MEMORY_CAP, sandbox.MEMORY_CAP)
+print(*resource.getrlimit(resource.RLIMIT_AS))
+"""
+
+
+def test_a_lower_inherited_soft_limit_is_kept_too():
+    done = subprocess.run([sys.executable, "-c", SOFT], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    expected = sandbox.MEMORY_CAP if hard == resource.RLIM_INFINITY else min(sandbox.MEMORY_CAP, hard)
+    assert done.stdout.split() == ["1000000000", str(expected)], done.stderr

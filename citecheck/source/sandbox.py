@@ -10,8 +10,8 @@ Rules:
   module and `preload` once, so a fork starts with its parser loaded. The host ends, killing its
   children, when its parent does (its control socket closes).
 - A child's address space is capped at MEMORY_CAP (RLIMIT_AS) and its CPU at the deadline plus 2 s
-  (RLIMIT_CPU: it dies even if its parent is gone), each no higher than the limit it inherits (`ulimit -v`
-  below 2 GiB: that limit); it reads the payload from an anonymous in-memory file
+  (RLIMIT_CPU: it dies even if its parent is gone), each no higher than the soft and hard limits it
+  inherits (`ulimit -v` below 2 GiB: that limit); it reads the payload from an anonymous in-memory file
   (memfd; an unlinked temporary file where there is none) and writes length-prefixed JSON frames (progress,
   then one result) to a pipe.
 - The host reaps a child as soon as it ends (done or killed) and then closes its copy of the child's pipe;
@@ -273,14 +273,16 @@ def _child(function: Callable, carried: int, out: int, cpu: int, memory: int) ->
 
 
 def _limit(name: str, soft: int, hard: int) -> None:
-    """Set resource limit `name` to (soft, hard), each no higher than the hard limit inherited (which an
-    unprivileged process cannot raise)."""
+    """Set resource limit `name` to (soft, hard), each no higher than the one inherited: a hard limit an
+    unprivileged process cannot raise, a soft one the operator chose."""
     import resource
     which = getattr(resource, name)
-    inherited = resource.getrlimit(which)[1]
-    if inherited != resource.RLIM_INFINITY:
-        soft, hard = min(soft, inherited), min(hard, inherited)
-    resource.setrlimit(which, (soft, hard))
+    inherited = resource.getrlimit(which)
+
+    def capped(value: int, limit: int) -> int:
+        return value if limit == resource.RLIM_INFINITY else min(value, limit)
+    hard = capped(hard, inherited[1])
+    resource.setrlimit(which, (min(capped(soft, inherited[0]), hard), hard))
 
 
 def _resolve(name: str, preload: list[str]) -> Callable:
