@@ -112,14 +112,14 @@ def page_text(markdown: str) -> str:
 
 
 def carried_match(quotes: Sequence[str], page: FetchResult, max_chars: int) -> matching.Match | None:
-    """The worst `matching.locate` of the texts a citation carries on the page's text (module rules); None
-    when it carries none with content."""
+    """The worst `matching.locate` of the texts a citation carries on the page's text, normalised once
+    (module rules); None when it carries none with content."""
     texts = [quote for quote in quotes if matching.has_content(quote)]
     if not texts:
         return None
     text = page_text(page.markdown)
-    document = Document(page.url, text, {"page": Section("page", page.url, text)})
-    return max((matching.locate(quote, document, max_chars=max_chars) for quote in texts),
+    sections = matching.Sections(Document(page.url, text, {"page": Section("page", page.url, text)}))
+    return max((matching.locate(quote, sections, max_chars=max_chars) for quote in texts),
                key=lambda match: _WORST[match.status])
 
 

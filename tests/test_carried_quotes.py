@@ -1,14 +1,17 @@
 """The text a web citation carries (Anthropic cited_text, a Perplexity snippet): extracted with its URL,
 matched on the fetched page before the judge is asked, in verify and in batch."""
 import json
+import random
+import re
 import sqlite3
+from pathlib import Path
 
 import pytest
 from test_verify import judge, judge_server, quoting, url  # noqa: F401 - the fixture site and judge stand-in
 
-from citecheck import batch, cli, extract
+from citecheck import batch, cli, extract, matching
 from citecheck.batch.claims import parse_lines
-from citecheck.verify import page_text, trace_text, verify_citation, verify_claim
+from citecheck.verify import carried_match, page_of, page_text, trace_text, verify_citation, verify_claim
 
 PAGE = "/articles/boiling-point"
 CLAIM = "Water boils at 100 °C at sea level."
@@ -147,3 +150,48 @@ def test_verify_cli_takes_quotes_for_its_urls(judge, judge_server, url, run, mon
     assert code == 0 and out["citations"][0]["reason"] == "fabricated_quote"
     assert cli.main(["verify", "--claim", CLAIM, "--url", url(PAGE), "--quote", "http://elsewhere/", "x"]) == 1
     assert "--quote names 'http://elsewhere/', which no --url gives" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- long carried texts on a long page
+
+RFC = (Path(__file__).resolve().parent.parent / "data/rfc7519.txt").read_text(encoding="utf-8")
+SEEN = page_text(RFC)                       # the page as a reader sees it: what a citation quotes
+
+
+def one_letter_off(at: int, n: int) -> tuple[str, str, str]:
+    """The whole words of the page's n characters from `at`, with the letter nearest their middle
+    changed: (quote, the word as quoted, the word on the page)."""
+    span = SEEN[at:at + n]
+    span = span[(span.index(" ") + 1 if at else 0):span.rindex(" ") if at + n < len(SEEN) else n].strip()
+    i = len(span) // 2
+    while not span[i].isalpha():
+        i += 1
+    quote = span[:i] + ("q" if span[i] != "q" else "z") + span[i + 1:]
+    word = lambda text: re.split(r"\s", text[:i])[-1] + re.split(r"\s", text[i:])[0]  # noqa: E731 - at i
+    return quote, word(quote), word(span)
+
+
+@pytest.mark.parametrize("n", [300, 600, 1000, 4999])
+@pytest.mark.parametrize("where", ["start", "middle", "end"])
+def test_a_long_carried_text_one_letter_off_is_misquoted_with_its_diff(n, where):
+    """The page is one long text: the quote is placed where its pieces stand, then aligned (matching)."""
+    at = {"start": 0, "middle": (len(SEEN) - n) // 2, "end": len(SEEN) - n}[where]
+    quote, quoted, real = one_letter_off(at, n)
+    match = carried_match([quote], page_of("https://www.rfc-editor.org/rfc/rfc7519.txt", RFC),
+                          matching.NEAR_MISS_MAX_CHARS)
+    assert (match.status, match.score >= 99, len(quote) > n - 40) == ("misquoted", True, True)
+    assert f"[-{quoted}-] {{+{real}+}}" in match.diff and match.diff.count("[-") == 1
+
+
+def test_a_long_misquoted_carried_text_is_judged_and_never_automatic(judge, judge_server, run):  # noqa: F811
+    judge.content = quoting("supported", 0.99)
+    quote, _, _ = one_letter_off(len(SEEN) // 2, 1000)
+    trace = trace_text(CLAIM, RFC, run.ctx.replace(auto_accept=0.5), quotes=[quote])
+    assert (trace.row["status"], trace.row["auto"], len(judge_server.requests)) == ("misquoted", False, 1)
+
+
+def test_a_long_invented_carried_text_is_still_a_fabricated_quote(judge, judge_server, run):  # noqa: F811
+    invented = " ".join(random.Random(3).sample(RFC.split(), 300))[:1000]
+    trace = trace_text(CLAIM, RFC, run.ctx, quotes=[invented])
+    assert (trace.row["reason"], trace.row["status"]) == ("fabricated_quote", "missing")
+    assert judge_server.requests == []

@@ -106,3 +106,20 @@ def test_the_work_per_quote_is_bounded(monkeypatch):
     monkeypatch.setattr(matching.fuzz, "ratio", counted)
     matching.locate(_altered(4000), DOC, None)
     assert calls["ratio"] <= len(DOC.sections) + matching.MAX_EDGES ** 2 + 1
+
+
+def test_a_long_quote_is_aligned_only_where_its_anchors_place_it(monkeypatch):
+    """On a 5 MB text the LCS alignment sees a window about the quote's size, not the whole text; a quote
+    none of whose anchors stands there is missing with no alignment at all."""
+    from citecheck.source.document import Document, Section
+    body = normalise_section("13.2")
+    page = "filler words " * 200_000 + body + " more filler" * 200_000
+    doc = Document("page", page, {"page": Section("page", "page", page)})
+    seen, opcodes = [], matching.Indel.opcodes
+    monkeypatch.setattr(matching.Indel, "opcodes", lambda a, b: seen.append(len(b)) or opcodes(a, b))
+    quote = _altered(2000)
+    m = matching.locate(quote, doc, None)
+    assert m.status == "misquoted" and m.score >= 99 and max(seen) <= 2 * len(quote)
+    seen.clear()
+    nowhere = " ".join(f"w{i:05d}" for i in range(300))
+    assert matching.locate(nowhere, doc, None).status == "missing" and seen == []

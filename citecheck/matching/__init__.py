@@ -17,7 +17,10 @@ Rules:
   (`Match.start`, `Match.end`: `spans`' raw offsets, so section.text[start:end] is the source's wording).
 - Bounded work: a quote of up to EXACT_CHARS is scored with partial_ratio; a longer one is located with
   one LCS alignment per section (rapidfuzz Indel.opcodes, bit-parallel) and scored as the ratio of the
-  quote to the best whole-word span there. Only the best section's span is refined, over at most
+  quote to the best whole-word span there. A section longer than the quote plus its slack is aligned
+  only in the window most of the quote's anchors (at most MAX_ANCHORS of its ANCHOR_CHARS-long pieces,
+  MAX_HITS places each) agree on, so a quote keeps its place on a 5 MB page; with no anchor on the
+  page, the whole section up to FULL_ALIGN_CHARS. Only the best section's span is refined, over at most
   MAX_EDGES candidate starts and ends. A quote over NEAR_MISS_MAX_CHARS (a setting) that is not
   verbatim is `missing` without a near-miss search (score None); one longer than every section is not
   even normalised.
@@ -27,6 +30,7 @@ Imports: `source` (the sections a quote is looked for in) and the foundation.
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
@@ -36,8 +40,9 @@ from ..source.sources import Document
 from . import spans
 from .normal import _FOLD, MIN_QUOTE_CHARS, has_content, normalise
 
-__all__ = ["EXACT_CHARS", "MAX_EDGES", "MIN_QUOTE_CHARS", "NEAR_MISS", "NEAR_MISS_MAX_CHARS", "Match", "Sections",
-           "_FOLD", "has_content", "locate", "normalise", "spans", "word_diff", "word_ops"]
+__all__ = ["ANCHOR_CHARS", "EXACT_CHARS", "FULL_ALIGN_CHARS", "MAX_ANCHORS", "MAX_EDGES", "MAX_HITS",
+           "MIN_QUOTE_CHARS", "NEAR_MISS", "NEAR_MISS_MAX_CHARS", "Match", "Sections", "_FOLD",
+           "has_content", "locate", "normalise", "spans", "word_diff", "word_ops"]
 
 NEAR_MISS = 90.0
 """partial_ratio score (0-100) from which a non-verbatim quote counts as a misquote, not an invention."""
@@ -46,6 +51,14 @@ EXACT_CHARS = 256
 alignment."""
 MAX_EDGES = 16
 """Candidate word starts (and ends) tried around the aligned span when refining it."""
+ANCHOR_CHARS = 12
+"""Length of the quote's pieces looked for verbatim to place a long quote in a long section."""
+MAX_ANCHORS = 32
+"""Anchors taken from one quote, evenly spread over it."""
+MAX_HITS = 64
+"""Places of one anchor counted (the first ones): a common phrase votes no more than that."""
+FULL_ALIGN_CHARS = 200_000
+"""A section where no anchor stands is aligned whole only up to this length (else: no near miss)."""
 NEAR_MISS_MAX_CHARS = 5000
 """Default of the NEAR_MISS_MAX_CHARS setting: longer non-verbatim quotes get no near-miss search."""
 
@@ -118,6 +131,48 @@ def _densest(blocks: list[tuple[int, int]], width: int, length: int) -> tuple[in
     return start, min(length, start + width)
 
 
+def _slack(quote: str) -> int:
+    """How far a near miss's span may stray from the quote's length (inserted or dropped words)."""
+    return max(8, len(quote) // 5)
+
+
+def _anchored(quote: str, text: str) -> tuple[int, int] | None:
+    """The window of `text` (lo, hi) where the most distinct anchors of `quote` place it, give or take
+    its slack (module rules); None when no anchor stands in `text`."""
+    slack, last = _slack(quote), len(quote) - ANCHOR_CHARS
+    step = max(1, last // (MAX_ANCHORS - 1))
+    votes = []                                           # (where the quote would start, anchor)
+    for anchor, at in enumerate(range(0, last + 1, step)[:MAX_ANCHORS]):
+        piece, hit, hits = quote[at:at + ANCHOR_CHARS], -1, 0
+        while hits < MAX_HITS and (hit := text.find(piece, hit + 1)) >= 0:
+            votes.append((hit - at, anchor))
+            hits += 1
+    if not votes:
+        return None
+    votes.sort()
+    held, right, best = Counter(), 0, (0, 0, 0)          # anchors in the sweep; (count, first, last vote)
+    for left, (offset, anchor) in enumerate(votes):
+        while right < len(votes) and votes[right][0] <= offset + slack:
+            held[votes[right][1]] += 1
+            right += 1
+        if len(held) > best[0]:
+            best = (len(held), left, right - 1)
+        held[anchor] -= 1
+        if not held[anchor]:
+            del held[anchor]
+    return max(0, votes[best[1]][0] - slack), min(len(text), votes[best[2]][0] + len(quote) + slack)
+
+
+def _window(quote: str, text: str) -> tuple[int, int] | None:
+    """Where in `text` (no shorter than `quote`) to align it (module rules); None: no near miss there."""
+    if len(text) <= len(quote) + 2 * _slack(quote):
+        return 0, len(text)
+    found = _anchored(quote, text)
+    if found is None and len(text) <= FULL_ALIGN_CHARS:
+        return 0, len(text)
+    return found
+
+
 def _aligned(quote: str, text: str) -> tuple[float, int, int]:
     """(score, start, end) of the span of `text` closest to `quote` (module rules: exact or LCS-located).
 
@@ -127,10 +182,15 @@ def _aligned(quote: str, text: str) -> tuple[float, int, int]:
     if len(quote) <= EXACT_CHARS:
         result = fuzz.partial_ratio_alignment(quote, text)
         return result.score, result.dest_start, result.dest_end
-    equal = [op for op in Indel.opcodes(quote, text).as_list() if op[0] == "equal"]
     if len(quote) <= len(text):
-        start, end = _densest([(j1, j2) for *_, j1, j2 in equal], len(quote), len(text))
+        window = _window(quote, text)
+        if window is None:
+            return 0.0, 0, 0
+        lo, hi = window
+        equal = [op for op in Indel.opcodes(quote, text[lo:hi]).as_list() if op[0] == "equal"]
+        start, end = _densest([(lo + j1, lo + j2) for *_, j1, j2 in equal], len(quote), hi)
         return fuzz.ratio(quote, text[start:end]), start, end
+    equal = [op for op in Indel.opcodes(quote, text).as_list() if op[0] == "equal"]
     start, end = _densest([(i1, i2) for _, i1, i2, _, _ in equal], len(text), len(quote))
     return fuzz.ratio(quote[start:end], text), 0, len(text)
 
@@ -138,7 +198,7 @@ def _aligned(quote: str, text: str) -> tuple[float, int, int]:
 def _refined(quote: str, text: str, start: int, end: int) -> tuple[float, int, int]:
     """The whole-word span around text[start:end] whose full ratio to the quote is highest (an inserted
     or dropped word changes the span's length): that ratio and the span, without surrounding spaces."""
-    slack = max(8, len(quote) // 5)
+    slack = _slack(quote)
     starts = _nearest(_word_starts(text, start - slack, start + slack), start)
     ends = _nearest(_word_ends(text, end - slack, end + slack), end)
     pairs = [(a, b) for a in starts for b in ends if b > a]

@@ -10,9 +10,13 @@ Rules:
   module and `preload` once, so a fork starts with its parser loaded. The host ends, killing its
   children, when its parent does (its control socket closes).
 - A child's address space is capped at MEMORY_CAP (RLIMIT_AS) and its CPU at the deadline plus 2 s
-  (RLIMIT_CPU: it dies even if its parent is gone); it reads the payload from an anonymous in-memory file
+  (RLIMIT_CPU: it dies even if its parent is gone), each no higher than the soft and hard limits it
+  inherits (`ulimit -v` below 2 GiB: that limit); it reads the payload from an anonymous in-memory file
   (memfd; an unlinked temporary file where there is none) and writes length-prefixed JSON frames (progress,
   then one result) to a pipe.
+- The host reaps a child as soon as it ends (done or killed) and then closes its copy of the child's pipe;
+  `run` returns or raises once that pipe has ended (waiting at most REAP_SECONDS), so no child of a
+  finished parse is left, not even a zombie.
 - A call runs in its caller's heavy lane (`cancellation.heavy`; the API's parse slots) and its deadline
   starts when the lane admits it.
 - Outcomes: past `seconds` (wall clock from admission) the child is killed -> TooSlow (with the last
@@ -36,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -47,6 +52,8 @@ RESULT_MAX_BYTES = 64 * 1024 ** 2
 """The largest answer a child may send (JSON bytes): 64 MiB."""
 POLL_SECONDS = 0.25
 """How often a waiting parent checks for cancellation."""
+REAP_SECONDS = 5.0
+"""How long a parse's caller waits, after its answer or its kill, for the host to have reaped the child."""
 _HEAD = struct.Struct(">I")
 
 
@@ -159,9 +166,20 @@ def _run(function: Callable, payload: bytes, seconds: float, args: dict | None, 
         write_end = None
         return _answer(job, read_end, ends, seconds)
     finally:
-        os.close(read_end)
         if write_end is not None:
             os.close(write_end)
+        _ended(read_end, REAP_SECONDS)
+        os.close(read_end)
+
+
+def _ended(fd: int, seconds: float) -> None:
+    """Read the pipe to its end (the child gone and reaped: module rules), for at most `seconds`."""
+    ends = time.monotonic() + seconds
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while (left := ends - time.monotonic()) > 0 and poller.poll(left * 1000):
+        if not os.read(fd, 1 << 20):
+            return
 
 
 def _anonymous_file():
@@ -233,11 +251,10 @@ def _frame(fd: int, value: dict) -> None:
 
 def _child(function: Callable, carried: int, out: int, cpu: int, memory: int) -> None:
     """In the forked child: cap, read, compute, answer; never returns."""
-    import resource
     status = 1
     try:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        _limit("RLIMIT_CPU", cpu, cpu + 1)
+        _limit("RLIMIT_AS", memory, memory)
         try:
             with os.fdopen(carried, "rb") as file:
                 file.seek(0)
@@ -255,6 +272,19 @@ def _child(function: Callable, carried: int, out: int, cpu: int, memory: int) ->
         os._exit(status)
 
 
+def _limit(name: str, soft: int, hard: int) -> None:
+    """Set resource limit `name` to (soft, hard), each no higher than the one inherited: a hard limit an
+    unprivileged process cannot raise, a soft one the operator chose."""
+    import resource
+    which = getattr(resource, name)
+    inherited = resource.getrlimit(which)
+
+    def capped(value: int, limit: int) -> int:
+        return value if limit == resource.RLIM_INFINITY else min(value, limit)
+    hard = capped(hard, inherited[1])
+    resource.setrlimit(which, (min(capped(soft, inherited[0]), hard), hard))
+
+
 def _resolve(name: str, preload: list[str]) -> Callable:
     module, _, qualname = name.partition(":")
     if not module.startswith("citecheck."):
@@ -267,29 +297,68 @@ def _resolve(name: str, preload: list[str]) -> Callable:
     return target
 
 
+@dataclass
+class _Forked:
+    """A forked child as the host holds it: its pid, its pipe to the parent, and a pidfd that polls readable
+    when it ends (None where the kernel has none: then the host polls every POLL_SECONDS)."""
+    pid: int
+    out: int
+    ended: int | None
+
+    def close(self) -> None:
+        os.close(self.out)
+        if self.ended is not None:
+            os.close(self.ended)
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _reap(live: dict[int, _Forked], poller, wait: bool = False) -> None:
+    """Reap every child that has ended (with `wait`: every child, after it ends), closing what the host
+    held for it."""
+    for job, child in list(live.items()):
+        try:
+            done = os.waitpid(child.pid, 0 if wait else os.WNOHANG)[0]
+        except ChildProcessError:
+            done = child.pid
+        if done:
+            if child.ended is not None:
+                poller.unregister(child.ended)
+            child.close()
+            del live[job]
+
+
 def serve(control: socket.socket) -> None:
-    """The host's loop: fork a child per run request, kill on request, reap; end with the parent."""
+    """The host's loop: fork a child per run request, kill on request, reap each child when it ends (module
+    rules); end, killing and reaping its children, with the parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)                  # the parent decides (a terminal's ^C)
-    live: dict[int, int] = {}                                     # job -> pid
+    live: dict[int, _Forked] = {}                                 # job -> its child
+    poller = select.poll()
+    poller.register(control, select.POLLIN)
     while True:
+        blind = any(child.ended is None for child in live.values())
+        ready = {fd for fd, _ in poller.poll(POLL_SECONDS * 1000 if blind else None)}
+        _reap(live, poller)
+        if control.fileno() not in ready:
+            continue
         try:
             message, fds, _flags, _address = socket.recv_fds(control, 65536, 2)
         except OSError:
             message, fds = b"", []
-        for pid in list(live.values()):
-            try:
-                if os.waitpid(pid, os.WNOHANG)[0]:
-                    live = {job: p for job, p in live.items() if p != pid}
-            except ChildProcessError:
-                live = {job: p for job, p in live.items() if p != pid}
         if not message:
-            for pid in live.values():
-                os.kill(pid, signal.SIGKILL)
+            for child in live.values():
+                os.kill(child.pid, signal.SIGKILL)
+            _reap(live, poller, wait=True)
             return
         request = json.loads(message)
         if "kill" in request:
-            if request["kill"] in live:
-                os.kill(live[request["kill"]], signal.SIGKILL)
+            if request["kill"] in live:                           # not reaped yet: the pid is still its own
+                os.kill(live[request["kill"]].pid, signal.SIGKILL)
             continue
         carried, out = fds
         try:
@@ -302,10 +371,13 @@ def serve(control: socket.socket) -> None:
         pid = os.fork()
         if pid == 0:
             control.close()
+            for other in live.values():                           # others' pipes end with their children
+                other.close()
             _child(function, carried, out, request["cpu"], request["memory"])
-        live[request["run"]] = pid
         os.close(carried)
-        os.close(out)
+        live[request["run"]] = forked = _Forked(pid, out, _pidfd(pid))
+        if forked.ended is not None:
+            poller.register(forked.ended, select.POLLIN)
 
 
 if __name__ == "__main__":
