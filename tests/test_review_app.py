@@ -2,18 +2,23 @@
 order and pages over 10,000 rows; conflicts refused with the history kept."""
 from __future__ import annotations
 
+import asyncio
 import base64
 import html.parser
+import json
 import re
 import sqlite3
+import threading
 import time
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from citecheck import audit
 from citecheck.serve.api import create_app
-from citecheck.serve.review_app import auth, queue
+from citecheck.report import render_html
+from citecheck.serve.review_app import auth, pages, queue
 from citecheck.verdict import review
 
 TOKEN = "review-token-FAKE-0123456789abcdef"
@@ -74,6 +79,12 @@ def first_item(client, headers=None, **params):
     page = client.get("/review", params=params, headers=headers)
     link = re.search(r'href="(/review/item\?[^"]+)"', page.text).group(1).replace("&amp;", "&")
     return client.get(link, headers=headers)
+
+
+def rows_of(db) -> list[dict]:
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        return [dict(row) for row in conn.execute("SELECT * FROM citations ORDER BY id, url")]
 
 
 def reviews_in(db):
@@ -232,6 +243,96 @@ def test_a_hostile_page_and_claim_render_as_text(app_for, tmp_path):
     history = client.get("/review/item", params={"k": fields["k"]})
     assert_inert(history.text)
     assert "&lt;svg onload=&#34;alert(5)&#34;&gt;" in history.text
+
+
+# ---------------------------------------------------------------- hostile whitespace: linear marks, off the loop
+
+WATER = "Water boils - at sea level."
+SPACES = 120_000
+
+
+def whitespace_page(spaces: int) -> str:
+    """A text/plain page keeps its whitespace: after the quoted line, "Water boils -", a newline and `spaces`
+    spaces, then words that do not go on with the quote (where a pattern built from it backtracks)."""
+    return f"{WATER}\n\nWater boils -\n" + " " * spaces + "higher up it boils lower.\n"
+
+
+async def while_rendering(app, item_link: str, cookies) -> tuple[httpx.Response, list[tuple[bool, int]]]:
+    """GET the item page and, until it is answered, /health every 20 ms: the item's response and, per
+    /health, (answered while the item was still pending, status)."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver", cookies=cookies,
+                                 timeout=120) as client:
+        item = asyncio.create_task(client.get(item_link))
+        health = []
+        while not item.done():
+            response = await client.get("/health")
+            health.append((not item.done(), response.status_code))
+            await asyncio.sleep(0.02)
+        return await item, health
+
+
+def test_a_page_of_whitespace_from_the_real_flow_is_marked_in_a_worker_thread_while_health_answers(
+        make_ctx, tmp_path, monkeypatch):
+    """/verify on a crawled text/plain page with 120,000 spaces after "Water boils -", the judge quoting the
+    line above it: the item page marks the quote by normalising both texts once (linear: no pattern built
+    from the quote backtracks over the spaces), in a worker thread, and /health answers meanwhile."""
+    from standins.http import StandIn
+    from standins.judge import judge_standin, verdict_json
+    threads = []
+    marking = render_html.passages_of
+    monkeypatch.setattr(render_html, "passages_of",
+                        lambda row: (threads.append(threading.current_thread()), marking(row))[1])
+    page = whitespace_page(SPACES)
+    with StandIn(lambda request: (200, {"Content-Type": "text/plain; charset=utf-8"}, page)) as origin, \
+            judge_standin() as judge:
+        judge.script.content = verdict_json("supported", WATER, 0.9)
+        app = create_app(make_ctx(secrets={"OPENAI_API_KEY": "sk-FAKE-judge", "REVIEW_TOKEN": TOKEN},
+                                  allow_private=True, openai_base_url=judge.url + "/v1"))
+        try:
+            client = TestClient(app)
+            verdict = client.post("/verify", json={"claim": "Water boils at sea level.",
+                                                   "urls": [origin.url + "/water.txt"]})
+            assert verdict.status_code == 200 and verdict.json()["citations"][0]["evidence_quote"] == WATER
+            login(client)
+            listing = client.get("/review", params={"view": "all"})
+            link = re.search(r'href="(/review/item\?[^"]+)"', listing.text).group(1).replace("&amp;", "&")
+            item, health = asyncio.run(while_rendering(app, link, dict(client.cookies)))
+        finally:
+            app.state.audit_writer.close()
+    assert " " * SPACES in json.loads(rows_of(tmp_path / "audit.db")[0]["passages"])[0]   # the page's whitespace
+    assert item.status_code == 200
+    assert item.text.count(f"<mark>{WATER}</mark>") == 1 and "Water boils -\n" in item.text
+    assert threads and all(thread is not threading.main_thread() for thread in threads)    # off the loop
+    assert health and all(status == 200 for _, status in health)
+
+
+def test_a_page_not_rendered_in_time_is_a_503_message_and_the_server_keeps_answering(app_for, monkeypatch):
+    """Rendering is in a worker thread under RENDER_SECONDS: a slow one is given up with a 503 page naming
+    the limit, and /health is answered while it runs."""
+    marking = render_html.passages_of
+    monkeypatch.setattr(render_html, "passages_of", lambda row: (time.sleep(1.5), marking(row))[1])
+    monkeypatch.setattr(pages, "RENDER_SECONDS", 0.5)
+    client = TestClient(app_for())
+    login(client)
+    link = re.search(r'href="(/review/item\?[^"]+)"', client.get("/review").text).group(1).replace("&amp;", "&")
+    item, health = asyncio.run(while_rendering(client.app, link, dict(client.cookies)))
+    assert item.status_code == 503 and item.headers["retry-after"] == "1"
+    assert "this page took longer than 0.5 s to prepare and was given up" in item.text
+    assert "Traceback" not in item.text and 'href="/review"' in item.text
+    assert any(pending for pending, _ in health) and all(status == 200 for _, status in health)
+
+
+def test_marks_follow_the_guards_comparison_wherever_the_quote_stands():
+    """Typographic quotes and dashes, a word wrapped at a hyphen and any whitespace run compare equal; every
+    occurrence is marked in the passage's own characters; no quote, no mark."""
+    passage = "He said \u201cwater\u00a0boils\u201d \u2014 case-\n   sensitive.  He said \"water boils\" - case-sensitive."
+    segments = render_html.marked(passage, 'said "water boils" - case-sensitive')
+    assert [text for text, hit in segments if hit] == ["said \u201cwater\u00a0boils\u201d \u2014 case-\n   sensitive",
+                                                      'said "water boils" - case-sensitive']
+    assert "".join(text for text, _ in segments) == passage
+    assert render_html.marked(passage, None) == render_html.marked(passage, "  ") == [(passage, False)]
+    assert render_html.marked(whitespace_page(SPACES), WATER)[0] == (WATER, True)
 
 
 # ---------------------------------------------------------------- the queue
