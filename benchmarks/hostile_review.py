@@ -10,11 +10,15 @@
 - L4: every access-log line of the run, checked for a query string.
 - L5: 600 wrong logins from one address then the right token; a logged-out cookie replayed; weak tokens
   refused and 100,000 `secrets.token_urlsafe(32)` tokens checked for false refusals.
+- Marks: the item page's evidence mark (`render_html.marked`) over a text/plain page's passage with 16k to
+  120k spaces after "Water boils -", before (the pattern built from the quote, kept here as the reference)
+  and now (normalise once, `str.find`): seconds, the before/now ratio and the growth per doubling.
 """
 from __future__ import annotations
 
 import base64
 import logging
+import re
 import secrets
 import sqlite3
 import sys
@@ -156,7 +160,46 @@ def bench_tokens() -> None:
           f"({seconds:.1f} s)")
 
 
+def _marked_before(passage: str, quote: str) -> list[tuple[str, bool]]:
+    """The reference: how the evidence was marked before (a regex from the quote: a space any whitespace
+    run, a dash optionally followed by a line wrap), which backtracks quadratically over whitespace."""
+    from citecheck.matching import _FOLD, normalise
+    folded: dict[str, set] = {}
+    for raw, to in _FOLD.items():
+        folded.setdefault(to, set()).add(chr(raw))
+    parts = []
+    for char in normalise(quote):
+        if char == " ":
+            parts.append(r"\s+")
+        elif char == "-":
+            parts.append("[" + re.escape("-" + "".join(folded.get("-", ()))) + r"](?:\n\s*)?")
+        elif char in folded:
+            parts.append("[" + re.escape(char + "".join(folded[char])) + "]")
+        else:
+            parts.append(re.escape(char))
+    segments, at = [], 0
+    for hit in re.compile("".join(parts)).finditer(passage):
+        segments += [(passage[at:hit.start()], False), (hit.group(0), True)]
+        at = hit.end()
+    return segments + [(passage[at:], False)]
+
+
+def bench_marks() -> None:
+    from citecheck.report import render_html
+    quote, last = "Water boils - at sea level.", None
+    for spaces in (16_000, 32_000, 64_000, 120_000):
+        passage = f"{quote}\n\nWater boils -\n" + " " * spaces + "higher up it boils lower.\n"
+        _, before = _timed(lambda: _marked_before(passage, quote))
+        now = min(_timed(lambda: render_html.marked(passage, quote))[1] for _ in range(5))
+        growth = (f"; x{spaces / last[0]:.2g} the spaces: before x{before / last[1]:.1f}, now x{now / last[2]:.1f}"
+                  if last else "")
+        print(f"Marks, {spaces:,} spaces: before {before:.2f} s, now {now * 1000:.2f} ms "
+              f"({before / now:,.0f}x){growth}")
+        last = spaces, before, now
+
+
 def bench_review(tmp: Path) -> None:
+    bench_marks()
     bench_foreign_db(tmp)
     bench_tokens()
     bench_review_app(tmp)
