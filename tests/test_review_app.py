@@ -7,6 +7,7 @@ import base64
 import html.parser
 import json
 import re
+import secrets
 import sqlite3
 import threading
 import time
@@ -527,24 +528,74 @@ def test_failed_logins_lock_the_client_out_then_it_may_try_again():
     assert throttle.retry_after("10.0.0.1") is None
 
 
-def test_after_ten_wrong_logins_even_the_right_token_is_429_with_retry_after(app_for):
+def test_after_ten_wrong_tokens_a_guesser_gets_429_unchecked_and_the_right_token_still_passes(app_for):
+    """Another client on the same address cannot lock the reviewer out: past the limit a wrong token is 429
+    with Retry-After, but the right one logs in and reads the queue."""
     client = TestClient(app_for())
-    for _ in range(auth.MAX_FAILURES):
-        assert login(client, token="wrong-" + TOKEN).status_code == 401
-    for response in (login(client), client.get("/review", headers={"Authorization": f"Bearer {TOKEN}"})):
-        assert response.status_code == 429 and 0 < int(response.headers["retry-after"]) <= auth.WINDOW
-        assert "set-cookie" not in response.headers and TOKEN not in response.text
+    for i in range(auth.MAX_FAILURES):
+        assert login(client, token=f"wrong-{i}-" + TOKEN).status_code == 401
+    guess = login(client, token="another-guess-" + TOKEN)
+    assert guess.status_code == 429 and 0 < int(guess.headers["retry-after"]) <= auth.WINDOW
+    assert "set-cookie" not in guess.headers and TOKEN not in guess.text
+    right = login(client)
+    assert right.status_code == 303 and auth.COOKIE in right.headers["set-cookie"]
+    assert client.get("/review", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
 
 
-def test_wrong_bearer_tokens_count_too(app_for):
+def test_wrong_bearer_tokens_count_too_and_a_replayed_one_counts_once(app_for):
     client = TestClient(app_for())
-    for _ in range(auth.MAX_FAILURES):
+    for _ in range(2 * auth.MAX_FAILURES):                  # one wrong token, replayed: one guess
         assert client.get("/review", headers={"Authorization": "Bearer wrong-" + TOKEN}).status_code == 401
-    assert login(client).status_code == 429
+    for i in range(auth.MAX_FAILURES - 1):
+        assert client.get("/review", headers={"Authorization": f"Bearer wrong-{i}"}).status_code == 401
+    assert login(client, token="wrong-again").status_code == 429 and login(client).status_code == 303
+
+
+def test_a_locked_address_gets_its_token_checked_only_in_the_right_tokens_bucket(monkeypatch):
+    """Guessing stays throttled: past the limit only tokens whose fingerprint falls in the right token's
+    bucket are checked, at most MAX_FAILURES wrong ones a window; locking the right token out takes that many
+    of its bucket (here 2**3 buckets; the shipped 2**24 makes it some 10 x 2**24 requests a minute)."""
+    monkeypatch.setattr(auth, "BUCKET_BITS", 3)
+    keys, clock = auth.Keys(TOKEN), [1000.0]
+    throttle, checked = auth.Throttle(clock=lambda: clock[0]), []
+    token_ok = keys.token_ok
+    monkeypatch.setattr(keys, "token_ok", lambda offered: (checked.append(offered), token_ok(offered))[1])
+
+    def attempt(token):
+        try:
+            return throttle.check("127.0.0.1", token, keys)
+        except auth.LockedOut as exc:
+            return exc.retry_after
+    assert [attempt(f"guess-{i}") for i in range(auth.MAX_FAILURES)] == [False] * auth.MAX_FAILURES
+    in_bucket = [t for t in (f"guess-{i}" for i in range(10, 2000)) if keys.may_be_right(keys.fingerprint(t))]
+    outcomes = {t: attempt(t) for t in [f"guess-{i}" for i in range(10, 2000)]}
+    assert len(checked) == 2 * auth.MAX_FAILURES                                   # 10, then 10 of the bucket
+    assert checked[auth.MAX_FAILURES:] == in_bucket[:auth.MAX_FAILURES]
+    assert all(outcomes[t] is False for t in in_bucket[:auth.MAX_FAILURES])             # checked: 401
+    assert {outcomes[t] for t in outcomes if t not in in_bucket[:auth.MAX_FAILURES]} == {auth.WINDOW}   # 429
+    assert attempt(TOKEN) == auth.WINDOW                          # the bucket's own limit: the price paid
+    clock[0] += auth.WINDOW
+    assert attempt(TOKEN) is True
+
+
+def test_before_its_bucket_is_full_the_right_token_passes_a_locked_address(monkeypatch):
+    monkeypatch.setattr(auth, "BUCKET_BITS", 3)
+    keys, throttle = auth.Keys(TOKEN), auth.Throttle()
+    for i in range(auth.MAX_FAILURES):
+        throttle.check("127.0.0.1", f"guess-{i}", keys)
+    guesses = [f"guess-{i}" for i in range(10, 2000)]
+    in_bucket = [t for t in guesses if keys.may_be_right(keys.fingerprint(t))]
+    for token in in_bucket[:auth.MAX_FAILURES - 1] * 3:                    # replays count once
+        assert throttle.check("127.0.0.1", token, keys) is False
+    assert throttle.check("127.0.0.1", TOKEN, keys) is True
+    with pytest.raises(auth.LockedOut):
+        throttle.check("127.0.0.1", next(t for t in guesses if t not in in_bucket), keys)
 
 
 @pytest.mark.parametrize("weak", ["passwordpassword", "abcdefghijklmnopqrstuvwxyz",
-                                  "a1a1a1a1a1a1a1a1a1a1a1a1", "Password1234567!", "0123456789012345"])
+                                  "a1a1a1a1a1a1a1a1a1a1a1a1", "Password1234567!", "0123456789012345",
+                                  "Password123456789", "Sunshine8403917265", "P@ssw0rd1234567890",
+                                  "Tr0ub4dor&3Tr0ub4dor&3", "correcthorsebatterystaple1"])
 def test_a_weak_token_is_refused_saying_how_to_make_one_without_its_value(app_for, weak):
     from citecheck.config import Settings
     for refused in (lambda: app_for(token=weak), lambda: Settings.from_env({"REVIEW_TOKEN": weak})):
@@ -552,6 +603,11 @@ def test_a_weak_token_is_refused_saying_how_to_make_one_without_its_value(app_fo
             refused()
         assert weak not in str(err.value)
     assert Settings.from_env({"REVIEW_TOKEN": TOKEN}).secrets.has("REVIEW_TOKEN")
+
+
+def test_generated_tokens_pass_the_strength_rule():
+    from citecheck.config import review_token_problem
+    assert [review_token_problem(t) for t in (secrets.token_urlsafe(32) for _ in range(2000))] == [None] * 2000
 
 
 def test_the_page_header_states_the_gate_for_every_model_not_one_models_number(app_for, monkeypatch, tmp_path):

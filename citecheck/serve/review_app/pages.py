@@ -4,7 +4,7 @@ Rules:
 - Every parameter is untrusted: a value longer than MAX_PARAM characters, a number that is not ASCII
   digits within its bounds (page 1..MAX_PAGE, a review id 1..MAX_ID), or a malformed item key (also one
   nested too deep to decode) is 400 with a short message naming the parameter, never a 500.
-- A client locked out by `auth.Throttle` gets 429 with Retry-After on a login or a Bearer request.
+- A login or Bearer request the lock refuses unchecked (`auth.Throttle`) gets 429 with Retry-After.
 - A page whose work grows with what the DB holds (the queue, an item: its passages marked, its diff) is
   read and rendered in a worker thread (`read`), never on the event loop, under RENDER_SECONDS: past it
   the request gets a 503 message page with Retry-After and the server keeps answering everything else
@@ -29,7 +29,7 @@ from ...audit import reviews
 from ...report import render_html
 from ...vocabulary import REASONS, labels_of
 from . import auth, queue
-from .auth import COOKIE, Keys, Reviewer
+from .auth import COOKIE, Keys, LockedOut, Reviewer
 
 HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
            "Cache-Control": "no-store"}
@@ -46,14 +46,6 @@ class BadParameter(ValueError):
 
 class TooSlow(Exception):
     """A page that was not rendered within RENDER_SECONDS (503)."""
-
-
-class LockedOut(Exception):
-    """Too many failed logins from this client (429 after `retry_after` seconds)."""
-
-    def __init__(self, retry_after: int):
-        super().__init__(retry_after)
-        self.retry_after = retry_after
 
 
 def whole(params, name: str, maximum: int) -> int | None:
@@ -136,13 +128,8 @@ def router(keys: Keys, writer, journal: Path, gate_line: str) -> APIRouter:
         return request.client.host if request.client else "?"
 
     def token_ok(request: Request, token: str | None) -> bool:
-        """The token's check, counted per client (LockedOut while locked, whatever the token)."""
-        if (wait := throttle.retry_after(client(request))) is not None:
-            raise LockedOut(wait)
-        if keys.token_ok(token):
-            return True
-        throttle.failed(client(request))
-        return False
+        """The token's check, counted per client (`auth.Throttle`: LockedOut when it may not be checked)."""
+        return throttle.check(client(request), token, keys)
 
     def who(request: Request) -> Reviewer | None:
         token = auth.bearer(request.headers.get("authorization"))
