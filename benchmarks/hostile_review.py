@@ -8,7 +8,8 @@
   `page` of 5,000 digits, `page=²`, `saved` past SQLite's integers, an item key nested as deep as
   MAX_PARAM allows and one of 60 KB: each status and time. `calibrate` over it.
 - L4: every access-log line of the run, checked for a query string.
-- L5: 600 wrong logins from one address then the right token; a logged-out cookie replayed; weak tokens
+- L5: 600 wrong logins from one address (how many were checked) then the right token, which passes the
+  lock; a logged-out cookie replayed; weak tokens
   refused and 100,000 `secrets.token_urlsafe(32)` tokens checked for false refusals.
 - Marks: the item page's evidence mark (`render_html.marked`) over a text/plain page's passage with 16k to
   120k spaces after "Water boils -", before (the pattern built from the quote, kept here as the reference)
@@ -37,6 +38,7 @@ from citecheck.config import Secrets, Settings, review_token_problem  # noqa: E4
 from citecheck.context import RunContext  # noqa: E402
 
 ROWS = 10_000
+WATER = "Water boils - at sea level."
 
 
 def _timed(fn):
@@ -81,7 +83,26 @@ def _seed(db: Path) -> None:
                 "auto": False}, "m")
     conn.execute("UPDATE citations SET confidence = 'high', label = 'contradicted' WHERE id = 'c00007'")
     conn.commit()
+    audit.write_citation(conn, "big", "spaces", "Water boils at sea level.", {
+        "url": "http://site/water.txt", "label": "supported", "confidence": 0.9, "auto": False,
+        "evidence_quote": WATER, "passages": [_whitespace(120_000)]}, "m")
     conn.close()
+
+
+def _item_while_health(client: httpx.Client, base: str, params: dict, headers: dict) -> tuple[int, float, list]:
+    """The item page's status and seconds, and the seconds of each /health asked while it was pending."""
+    done, health = threading.Event(), []
+    result = {}
+
+    def item():
+        response, seconds = _timed(lambda: httpx.get(base + "/item", params=params, headers=headers, timeout=300))
+        result.update(status=response.status_code, seconds=seconds)
+        done.set()
+    threading.Thread(target=item).start()
+    while not done.is_set():
+        health.append(_timed(lambda: client.get(base.replace("/review", "/health")))[1])
+        time.sleep(0.01)
+    return result["status"], result["seconds"], health
 
 
 def bench_review_app(tmp: Path) -> None:
@@ -118,14 +139,17 @@ def bench_review_app(tmp: Path) -> None:
                     response, seconds = _timed(lambda: client.get(base + path, params=params, headers=bearer))
                 note = " (invalid row shown)" if "invalid row: confidence" in response.text else ""
                 print(f"L3 {name}: {response.status_code} in {seconds * 1000:.0f} ms{note}")
+            key = base64.urlsafe_b64encode(b'["big", "spaces", "http://site/water.txt"]').decode().rstrip("=")
+            status, seconds, health = _item_while_health(client, base, {"k": key}, bearer)
+            print(f"Marks: the item page of a 120,000-space passage: {status} in {seconds * 1000:.0f} ms; "
+                  f"{len(health)} /health asked meanwhile, slowest {max(health, default=0) * 1000:.0f} ms")
             login, logout = base + "/login", base + "/logout"
             statuses, seconds = _timed(lambda: [client.post(login, data={"name": "x", "token": f"wrong-{i}"})
                                                 .status_code for i in range(600)])
             right = client.post(login, data={"name": "Ann", "token": token}, follow_redirects=False)
-            print(f"L5 600 wrong logins in {seconds:.1f} s: {statuses.count(401)} x 401, {statuses.count(429)} "
-                  f"x 429; then the right token: {right.status_code} (Retry-After {right.headers.get('retry-after')} s)")
-        with httpx.Client(timeout=60) as person:
-            time.sleep(61)                      # the lockout above holds 127.0.0.1 for up to WINDOW seconds
+            print(f"L5 600 wrong logins in {seconds:.1f} s: {statuses.count(401)} x 401 (checked), "
+                  f"{statuses.count(429)} x 429 (unchecked); then the right token: {right.status_code}")
+        with httpx.Client(timeout=60) as person:        # the lock above never holds the right token back
             person.post(login, data={"name": "Ann", "token": token}, follow_redirects=False)
             cookie = person.cookies.get("citecheck_review")
             page = person.get(base)
@@ -152,7 +176,8 @@ def bench_review_app(tmp: Path) -> None:
 
 
 def bench_tokens() -> None:
-    weak = ["passwordpassword", "abcdefghijklmnopqrstuvwxyz", "Password1234567!", "0123456789012345"]
+    weak = ["passwordpassword", "abcdefghijklmnopqrstuvwxyz", "Password1234567!", "0123456789012345",
+            "Password123456789", "Sunshine8403917265", "Tr0ub4dor&3Tr0ub4dor&3"]
     refused = sum(review_token_problem(t) is not None for t in weak)
     false, seconds = _timed(lambda: sum(review_token_problem(secrets.token_urlsafe(32)) is not None
                                         for _ in range(100_000)))
@@ -184,11 +209,16 @@ def _marked_before(passage: str, quote: str) -> list[tuple[str, bool]]:
     return segments + [(passage[at:], False)]
 
 
+def _whitespace(spaces: int) -> str:
+    """A text/plain page's passage: the quoted line, then "Water boils -", a newline and `spaces` spaces."""
+    return f"{WATER}\n\nWater boils -\n" + " " * spaces + "higher up it boils lower.\n"
+
+
 def bench_marks() -> None:
     from citecheck.report import render_html
-    quote, last = "Water boils - at sea level.", None
+    quote, last = WATER, None
     for spaces in (16_000, 32_000, 64_000, 120_000):
-        passage = f"{quote}\n\nWater boils -\n" + " " * spaces + "higher up it boils lower.\n"
+        passage = _whitespace(spaces)
         _, before = _timed(lambda: _marked_before(passage, quote))
         now = min(_timed(lambda: render_html.marked(passage, quote))[1] for _ in range(5))
         growth = (f"; x{spaces / last[0]:.2g} the spaces: before x{before / last[1]:.1f}, now x{now / last[2]:.1f}"
