@@ -89,13 +89,14 @@ def _seed(db: Path) -> None:
     conn.close()
 
 
-def _item_while_health(client: httpx.Client, base: str, params: dict, headers: dict) -> tuple[int, float, list]:
+def _item_while_health(client: httpx.Client, base: str, params: dict, headers: dict) -> tuple:
     """The item page's status and seconds, and the seconds of each /health asked while it was pending."""
     done, health = threading.Event(), []
     result = {}
 
     def item():
-        response, seconds = _timed(lambda: httpx.get(base + "/item", params=params, headers=headers, timeout=300))
+        response, seconds = _timed(lambda: httpx.get(base + "/item", params=params, headers=headers,
+                                                      timeout=300))
         result.update(status=response.status_code, seconds=seconds)
         done.set()
     threading.Thread(target=item).start()
@@ -221,8 +222,8 @@ def bench_marks() -> None:
         passage = _whitespace(spaces)
         _, before = _timed(lambda: _marked_before(passage, quote))
         now = min(_timed(lambda: render_html.marked(passage, quote))[1] for _ in range(5))
-        growth = (f"; x{spaces / last[0]:.2g} the spaces: before x{before / last[1]:.1f}, now x{now / last[2]:.1f}"
-                  if last else "")
+        growth = (f"; x{spaces / last[0]:.2g} the spaces: before x{before / last[1]:.1f}, "
+                  f"now x{now / last[2]:.1f}" if last else "")
         print(f"Marks, {spaces:,} spaces: before {before:.2f} s, now {now * 1000:.2f} ms "
               f"({before / now:,.0f}x){growth}")
         last = spaces, before, now

@@ -246,7 +246,7 @@ def test_a_hostile_page_and_claim_render_as_text(app_for, tmp_path):
     assert "&lt;svg onload=&#34;alert(5)&#34;&gt;" in history.text
 
 
-# ---------------------------------------------------------------- hostile whitespace: linear marks, off the loop
+# ---------------------------------------------------------------- hostile whitespace: linear, off the loop
 
 WATER = "Water boils - at sea level."
 SPACES = 120_000
@@ -301,7 +301,7 @@ def test_a_page_of_whitespace_from_the_real_flow_is_marked_in_a_worker_thread_wh
             item, health = asyncio.run(while_rendering(app, link, dict(client.cookies)))
         finally:
             app.state.audit_writer.close()
-    assert " " * SPACES in json.loads(rows_of(tmp_path / "audit.db")[0]["passages"])[0]   # the page's whitespace
+    assert " " * SPACES in json.loads(rows_of(tmp_path / "audit.db")[0]["passages"])[0]    # whitespace kept
     assert item.status_code == 200
     assert item.text.count(f"<mark>{WATER}</mark>") == 1 and "Water boils -\n" in item.text
     assert threads and all(thread is not threading.main_thread() for thread in threads)    # off the loop
@@ -316,8 +316,8 @@ def test_a_page_not_rendered_in_time_is_a_503_message_and_the_server_keeps_answe
     monkeypatch.setattr(pages, "RENDER_SECONDS", 0.5)
     client = TestClient(app_for())
     login(client)
-    link = re.search(r'href="(/review/item\?[^"]+)"', client.get("/review").text).group(1).replace("&amp;", "&")
-    item, health = asyncio.run(while_rendering(client.app, link, dict(client.cookies)))
+    link = re.search(r'href="(/review/item\?[^"]+)"', client.get("/review").text).group(1)
+    item, health = asyncio.run(while_rendering(client.app, link.replace("&amp;", "&"), dict(client.cookies)))
     assert item.status_code == 503 and item.headers["retry-after"] == "1"
     assert "this page took longer than 0.5 s to prepare and was given up" in item.text
     assert "Traceback" not in item.text and 'href="/review"' in item.text
@@ -327,10 +327,10 @@ def test_a_page_not_rendered_in_time_is_a_503_message_and_the_server_keeps_answe
 def test_marks_follow_the_guards_comparison_wherever_the_quote_stands():
     """Typographic quotes and dashes, a word wrapped at a hyphen and any whitespace run compare equal; every
     occurrence is marked in the passage's own characters; no quote, no mark."""
-    passage = "He said \u201cwater\u00a0boils\u201d \u2014 case-\n   sensitive.  He said \"water boils\" - case-sensitive."
+    typographic = "said \u201cwater\u00a0boils\u201d \u2014 case-\n   sensitive"
+    passage = f'He {typographic}.  He said "water boils" - case-sensitive.'
     segments = render_html.marked(passage, 'said "water boils" - case-sensitive')
-    assert [text for text, hit in segments if hit] == ["said \u201cwater\u00a0boils\u201d \u2014 case-\n   sensitive",
-                                                      'said "water boils" - case-sensitive']
+    assert [text for text, hit in segments if hit] == [typographic, 'said "water boils" - case-sensitive']
     assert "".join(text for text, _ in segments) == passage
     assert render_html.marked(passage, None) == render_html.marked(passage, "  ") == [(passage, False)]
     assert render_html.marked(whitespace_page(SPACES), WATER)[0] == (WATER, True)
@@ -607,7 +607,8 @@ def test_a_weak_token_is_refused_saying_how_to_make_one_without_its_value(app_fo
 
 def test_generated_tokens_pass_the_strength_rule():
     from citecheck.config import review_token_problem
-    assert [review_token_problem(t) for t in (secrets.token_urlsafe(32) for _ in range(2000))] == [None] * 2000
+    tokens = [secrets.token_urlsafe(32) for _ in range(2000)]
+    assert [review_token_problem(t) for t in tokens] == [None] * 2000
 
 
 def test_the_page_header_states_the_gate_for_every_model_not_one_models_number(app_for, monkeypatch, tmp_path):

@@ -83,7 +83,7 @@ class Keys:
         return offered is not None and hmac.compare_digest(digest, self._token)
 
     def fingerprint(self, offered: str | None) -> bytes:
-        """An HMAC of the offered token under a key drawn at start (what `Throttle` counts, never the token)."""
+        """An HMAC of the offered token under a key drawn at start (`Throttle` counts it, never the token)."""
         return hmac.new(self._fingerprints, (offered or "").encode("utf-8"), hashlib.sha256).digest()
 
     @staticmethod
