@@ -1,4 +1,4 @@
-"""Issue 24 L1, L3-L5 at full size: the audit DB and `/review` under hostile input (prints numbers).
+"""At full size: the audit DB and `/review` under hostile input (prints numbers).
 
     .venv/bin/python benchmarks/hostile_review.py
 

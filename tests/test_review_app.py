@@ -440,7 +440,15 @@ def test_a_misquote_shows_its_word_diff(app_for):
     assert "<mark>The &#34;aud&#34; (audience) claim identifies" in item.text
 
 
-# ---------------------------------------------------------------- hostile parameters and rows (issue 24 L3)
+def test_a_misquote_longer_than_diff_words_shows_no_word_diff():
+    """A word diff is quadratic in the words: past DIFF_WORDS a side the page shows none."""
+    row = {"status": "misquoted", "quote": "a " * render_html.DIFF_WORDS + "b", "evidence_quote": "a " * 3}
+    assert render_html.misquote_diff(row) is None
+    assert render_html.misquote_diff({**row, "quote": "a " * render_html.DIFF_WORDS}) == [
+        ("equal", "a a a"), ("removed", " ".join(["a"] * (render_html.DIFF_WORDS - 3)))]
+
+
+# ---------------------------------------------------------------- hostile parameters and rows
 
 def nested_key(depth: int) -> str:
     return base64.urlsafe_b64encode(("[" * depth).encode()).decode().rstrip("=")
@@ -490,7 +498,7 @@ def test_a_row_with_a_text_confidence_is_shown_invalid_and_the_others_render(app
     assert item.status_code == 200 and "invalid row: confidence" in item.text
 
 
-# ---------------------------------------------------------------- sessions, lockout, token strength (L5)
+# ---------------------------------------------------------------- sessions, lockout, token strength
 
 def test_logout_revokes_the_session_on_the_server(app_for):
     client = TestClient(app_for())
