@@ -3,14 +3,14 @@
     .venv/bin/python benchmarks/hostile_review.py
 
 `bench_review(tmp)` is the function `bench_hostile.py` can import as one more bench:
-- L1: a foreign SQLite DB with a 100,000-row `citations` table of its own: seconds to refuse, unchanged.
-- L3: `serve`'s real server over a 10,000-row audit DB, one row with a text confidence: the queue page;
-  `page` of 5,000 digits, `page=²`, `saved` past SQLite's integers, an item key nested as deep as
+- Foreign DB: a SQLite DB with a 100,000-row `citations` table of its own: seconds to refuse, unchanged.
+- Parameters: `serve`'s real server over a 10,000-row audit DB, one row with a text confidence: the queue
+  page; `page` of 5,000 digits, `page=²`, `saved` past SQLite's integers, an item key nested as deep as
   MAX_PARAM allows and one of 60 KB: each status and time. `calibrate` over it.
-- L4: every access-log line of the run, checked for a query string.
-- L5: 600 wrong logins from one address (how many were checked) then the right token, which passes the
-  lock; a logged-out cookie replayed; weak tokens
-  refused and 100,000 `secrets.token_urlsafe(32)` tokens checked for false refusals.
+- Access log: every access-log line of the run, checked for a query string.
+- Logins: 600 wrong logins from one address (how many were checked) then the right token, which passes the
+  lock; a logged-out cookie replayed. Tokens: weak ones refused and 100,000 `secrets.token_urlsafe(32)`
+  checked for false refusals.
 - Marks: the item page's evidence mark (`render_html.marked`) over a text/plain page's passage with 16k to
   120k spaces after "Water boils -", before (the pattern built from the quote, kept here as the reference)
   and now (normalise once, `str.find`): seconds, the before/now ratio and the growth per doubling.
@@ -61,7 +61,7 @@ def bench_foreign_db(tmp: Path) -> None:
     except OSError as exc:
         outcome = f"refused ({type(exc).__name__})"
     seconds = time.monotonic() - started
-    print(f"L1 foreign DB (100,000 rows of its own): {outcome} in {seconds * 1000:.1f} ms; "
+    print(f"Foreign DB (100,000 rows of its own): {outcome} in {seconds * 1000:.1f} ms; "
           f"file unchanged: {path.read_bytes() == before}")
 
 
@@ -139,7 +139,7 @@ def bench_review_app(tmp: Path) -> None:
                 else:
                     response, seconds = _timed(lambda: client.get(base + path, params=params, headers=bearer))
                 note = " (invalid row shown)" if "invalid row: confidence" in response.text else ""
-                print(f"L3 {name}: {response.status_code} in {seconds * 1000:.0f} ms{note}")
+                print(f"Parameters, {name}: {response.status_code} in {seconds * 1000:.0f} ms{note}")
             key = base64.urlsafe_b64encode(b'["big", "spaces", "http://site/water.txt"]').decode().rstrip("=")
             status, seconds, health = _item_while_health(client, base, {"k": key}, bearer)
             print(f"Marks: the item page of a 120,000-space passage: {status} in {seconds * 1000:.0f} ms; "
@@ -148,7 +148,7 @@ def bench_review_app(tmp: Path) -> None:
             statuses, seconds = _timed(lambda: [client.post(login, data={"name": "x", "token": f"wrong-{i}"})
                                                 .status_code for i in range(600)])
             right = client.post(login, data={"name": "Ann", "token": token}, follow_redirects=False)
-            print(f"L5 600 wrong logins in {seconds:.1f} s: {statuses.count(401)} x 401 (checked), "
+            print(f"Logins: 600 wrong logins in {seconds:.1f} s: {statuses.count(401)} x 401 (checked), "
                   f"{statuses.count(429)} x 429 (unchecked); then the right token: {right.status_code}")
         with httpx.Client(timeout=60) as person:        # the lock above never holds the right token back
             person.post(login, data={"name": "Ann", "token": token}, follow_redirects=False)
@@ -158,13 +158,13 @@ def bench_review_app(tmp: Path) -> None:
             person.post(logout, data={"csrf": csrf}, headers={"Origin": f"http://127.0.0.1:{port}"},
                         follow_redirects=False)
             replayed = httpx.get(base, cookies={"citecheck_review": cookie}, timeout=60)
-            print(f"L5 a logged-out cookie replayed: {replayed.status_code}")
+            print(f"Logins: a logged-out cookie replayed: {replayed.status_code}")
     finally:
         server.should_exit = True
         thread.join(10)
         logging.getLogger("uvicorn.access").removeHandler(seen)
     with_query = [line for line in seen.lines if "?" in line]
-    print(f"L4 access log: {len(seen.lines)} lines, {len(with_query)} with a query string")
+    print(f"Access log: {len(seen.lines)} lines, {len(with_query)} with a query string")
     conn = audit.connect(db)
     skipped: list = []
     try:
@@ -173,7 +173,7 @@ def bench_review_app(tmp: Path) -> None:
     except ValueError as exc:
         outcome = f"one-line error ({str(exc)[:60]}...)"
     conn.close()
-    print(f"L3 calibrate over it: {outcome}, no traceback")
+    print(f"Parameters, calibrate over it: {outcome}, no traceback")
 
 
 def bench_tokens() -> None:
@@ -182,7 +182,7 @@ def bench_tokens() -> None:
     refused = sum(review_token_problem(t) is not None for t in weak)
     false, seconds = _timed(lambda: sum(review_token_problem(secrets.token_urlsafe(32)) is not None
                                         for _ in range(100_000)))
-    print(f"L5 REVIEW_TOKEN: {refused}/{len(weak)} weak tokens refused; {false}/100,000 token_urlsafe(32) refused "
+    print(f"Tokens: {refused}/{len(weak)} weak tokens refused; {false}/100,000 token_urlsafe(32) refused "
           f"({seconds:.1f} s)")
 
 
