@@ -1,20 +1,25 @@
-"""Issue 24 L1, L3-L5 at full size: the audit DB and `/review` under hostile input (prints numbers).
+"""At full size: the audit DB and `/review` under hostile input (prints numbers).
 
     .venv/bin/python benchmarks/hostile_review.py
 
 `bench_review(tmp)` is the function `bench_hostile.py` can import as one more bench:
-- L1: a foreign SQLite DB with a 100,000-row `citations` table of its own: seconds to refuse, unchanged.
-- L3: `serve`'s real server over a 10,000-row audit DB, one row with a text confidence: the queue page;
-  `page` of 5,000 digits, `page=²`, `saved` past SQLite's integers, an item key nested as deep as
+- Foreign DB: a SQLite DB with a 100,000-row `citations` table of its own: seconds to refuse, unchanged.
+- Parameters: `serve`'s real server over a 10,000-row audit DB, one row with a text confidence: the queue
+  page; `page` of 5,000 digits, `page=²`, `saved` past SQLite's integers, an item key nested as deep as
   MAX_PARAM allows and one of 60 KB: each status and time. `calibrate` over it.
-- L4: every access-log line of the run, checked for a query string.
-- L5: 600 wrong logins from one address then the right token; a logged-out cookie replayed; weak tokens
-  refused and 100,000 `secrets.token_urlsafe(32)` tokens checked for false refusals.
+- Access log: every access-log line of the run, checked for a query string.
+- Logins: 600 wrong logins from one address (how many were checked) then the right token, which passes the
+  lock; a logged-out cookie replayed. Tokens: weak ones refused and 100,000 `secrets.token_urlsafe(32)`
+  checked for false refusals.
+- Marks: the item page's evidence mark (`render_html.marked`) over a text/plain page's passage with 16k to
+  120k spaces after "Water boils -", before (the pattern built from the quote, kept here as the reference)
+  and now (normalise once, `str.find`): seconds, the before/now ratio and the growth per doubling.
 """
 from __future__ import annotations
 
 import base64
 import logging
+import re
 import secrets
 import sqlite3
 import sys
@@ -33,6 +38,7 @@ from citecheck.config import Secrets, Settings, review_token_problem  # noqa: E4
 from citecheck.context import RunContext  # noqa: E402
 
 ROWS = 10_000
+WATER = "Water boils - at sea level."
 
 
 def _timed(fn):
@@ -55,7 +61,7 @@ def bench_foreign_db(tmp: Path) -> None:
     except OSError as exc:
         outcome = f"refused ({type(exc).__name__})"
     seconds = time.monotonic() - started
-    print(f"L1 foreign DB (100,000 rows of its own): {outcome} in {seconds * 1000:.1f} ms; "
+    print(f"Foreign DB (100,000 rows of its own): {outcome} in {seconds * 1000:.1f} ms; "
           f"file unchanged: {path.read_bytes() == before}")
 
 
@@ -77,7 +83,27 @@ def _seed(db: Path) -> None:
                 "auto": False}, "m")
     conn.execute("UPDATE citations SET confidence = 'high', label = 'contradicted' WHERE id = 'c00007'")
     conn.commit()
+    audit.write_citation(conn, "big", "spaces", "Water boils at sea level.", {
+        "url": "http://site/water.txt", "label": "supported", "confidence": 0.9, "auto": False,
+        "evidence_quote": WATER, "passages": [_whitespace(120_000)]}, "m")
     conn.close()
+
+
+def _item_while_health(client: httpx.Client, base: str, params: dict, headers: dict) -> tuple:
+    """The item page's status and seconds, and the seconds of each /health asked while it was pending."""
+    done, health = threading.Event(), []
+    result = {}
+
+    def item():
+        response, seconds = _timed(lambda: httpx.get(base + "/item", params=params, headers=headers,
+                                                      timeout=300))
+        result.update(status=response.status_code, seconds=seconds)
+        done.set()
+    threading.Thread(target=item).start()
+    while not done.is_set():
+        health.append(_timed(lambda: client.get(base.replace("/review", "/health")))[1])
+        time.sleep(0.01)
+    return result["status"], result["seconds"], health
 
 
 def bench_review_app(tmp: Path) -> None:
@@ -113,15 +139,18 @@ def bench_review_app(tmp: Path) -> None:
                 else:
                     response, seconds = _timed(lambda: client.get(base + path, params=params, headers=bearer))
                 note = " (invalid row shown)" if "invalid row: confidence" in response.text else ""
-                print(f"L3 {name}: {response.status_code} in {seconds * 1000:.0f} ms{note}")
+                print(f"Parameters, {name}: {response.status_code} in {seconds * 1000:.0f} ms{note}")
+            key = base64.urlsafe_b64encode(b'["big", "spaces", "http://site/water.txt"]').decode().rstrip("=")
+            status, seconds, health = _item_while_health(client, base, {"k": key}, bearer)
+            print(f"Marks: the item page of a 120,000-space passage: {status} in {seconds * 1000:.0f} ms; "
+                  f"{len(health)} /health asked meanwhile, slowest {max(health, default=0) * 1000:.0f} ms")
             login, logout = base + "/login", base + "/logout"
             statuses, seconds = _timed(lambda: [client.post(login, data={"name": "x", "token": f"wrong-{i}"})
                                                 .status_code for i in range(600)])
             right = client.post(login, data={"name": "Ann", "token": token}, follow_redirects=False)
-            print(f"L5 600 wrong logins in {seconds:.1f} s: {statuses.count(401)} x 401, {statuses.count(429)} "
-                  f"x 429; then the right token: {right.status_code} (Retry-After {right.headers.get('retry-after')} s)")
-        with httpx.Client(timeout=60) as person:
-            time.sleep(61)                      # the lockout above holds 127.0.0.1 for up to WINDOW seconds
+            print(f"Logins: 600 wrong logins in {seconds:.1f} s: {statuses.count(401)} x 401 (checked), "
+                  f"{statuses.count(429)} x 429 (unchecked); then the right token: {right.status_code}")
+        with httpx.Client(timeout=60) as person:        # the lock above never holds the right token back
             person.post(login, data={"name": "Ann", "token": token}, follow_redirects=False)
             cookie = person.cookies.get("citecheck_review")
             page = person.get(base)
@@ -129,13 +158,13 @@ def bench_review_app(tmp: Path) -> None:
             person.post(logout, data={"csrf": csrf}, headers={"Origin": f"http://127.0.0.1:{port}"},
                         follow_redirects=False)
             replayed = httpx.get(base, cookies={"citecheck_review": cookie}, timeout=60)
-            print(f"L5 a logged-out cookie replayed: {replayed.status_code}")
+            print(f"Logins: a logged-out cookie replayed: {replayed.status_code}")
     finally:
         server.should_exit = True
         thread.join(10)
         logging.getLogger("uvicorn.access").removeHandler(seen)
     with_query = [line for line in seen.lines if "?" in line]
-    print(f"L4 access log: {len(seen.lines)} lines, {len(with_query)} with a query string")
+    print(f"Access log: {len(seen.lines)} lines, {len(with_query)} with a query string")
     conn = audit.connect(db)
     skipped: list = []
     try:
@@ -144,19 +173,64 @@ def bench_review_app(tmp: Path) -> None:
     except ValueError as exc:
         outcome = f"one-line error ({str(exc)[:60]}...)"
     conn.close()
-    print(f"L3 calibrate over it: {outcome}, no traceback")
+    print(f"Parameters, calibrate over it: {outcome}, no traceback")
 
 
 def bench_tokens() -> None:
-    weak = ["passwordpassword", "abcdefghijklmnopqrstuvwxyz", "Password1234567!", "0123456789012345"]
+    weak = ["passwordpassword", "abcdefghijklmnopqrstuvwxyz", "Password1234567!", "0123456789012345",
+            "Password123456789", "Sunshine8403917265", "Tr0ub4dor&3Tr0ub4dor&3"]
     refused = sum(review_token_problem(t) is not None for t in weak)
     false, seconds = _timed(lambda: sum(review_token_problem(secrets.token_urlsafe(32)) is not None
                                         for _ in range(100_000)))
-    print(f"L5 REVIEW_TOKEN: {refused}/{len(weak)} weak tokens refused; {false}/100,000 token_urlsafe(32) refused "
+    print(f"Tokens: {refused}/{len(weak)} weak tokens refused; {false}/100,000 token_urlsafe(32) refused "
           f"({seconds:.1f} s)")
 
 
+def _marked_before(passage: str, quote: str) -> list[tuple[str, bool]]:
+    """The reference: how the evidence was marked before (a regex from the quote: a space any whitespace
+    run, a dash optionally followed by a line wrap), which backtracks quadratically over whitespace."""
+    from citecheck.matching import _FOLD, normalise
+    folded: dict[str, set] = {}
+    for raw, to in _FOLD.items():
+        folded.setdefault(to, set()).add(chr(raw))
+    parts = []
+    for char in normalise(quote):
+        if char == " ":
+            parts.append(r"\s+")
+        elif char == "-":
+            parts.append("[" + re.escape("-" + "".join(folded.get("-", ()))) + r"](?:\n\s*)?")
+        elif char in folded:
+            parts.append("[" + re.escape(char + "".join(folded[char])) + "]")
+        else:
+            parts.append(re.escape(char))
+    segments, at = [], 0
+    for hit in re.compile("".join(parts)).finditer(passage):
+        segments += [(passage[at:hit.start()], False), (hit.group(0), True)]
+        at = hit.end()
+    return segments + [(passage[at:], False)]
+
+
+def _whitespace(spaces: int) -> str:
+    """A text/plain page's passage: the quoted line, then "Water boils -", a newline and `spaces` spaces."""
+    return f"{WATER}\n\nWater boils -\n" + " " * spaces + "higher up it boils lower.\n"
+
+
+def bench_marks() -> None:
+    from citecheck.report import render_html
+    quote, last = WATER, None
+    for spaces in (16_000, 32_000, 64_000, 120_000):
+        passage = _whitespace(spaces)
+        _, before = _timed(lambda: _marked_before(passage, quote))
+        now = min(_timed(lambda: render_html.marked(passage, quote))[1] for _ in range(5))
+        growth = (f"; x{spaces / last[0]:.2g} the spaces: before x{before / last[1]:.1f}, "
+                  f"now x{now / last[2]:.1f}" if last else "")
+        print(f"Marks, {spaces:,} spaces: before {before:.2f} s, now {now * 1000:.2f} ms "
+              f"({before / now:,.0f}x){growth}")
+        last = spaces, before, now
+
+
 def bench_review(tmp: Path) -> None:
+    bench_marks()
     bench_foreign_db(tmp)
     bench_tokens()
     bench_review_app(tmp)

@@ -126,13 +126,80 @@ class MissingSetting(RuntimeError):
 
 
 REVIEW_TOKEN_MIN = 16
+REVIEW_TOKEN_BITS = 64
 GENERATE_TOKEN = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
+WORD_BITS = 13
+"""What a run of letters in one case (or Capitalised) costs a guesser per started 8 letters: one common
+word of some 10,000 (Password, token, FAKE)."""
+GUESS_CHARS = 256
+"""Characters of REVIEW_TOKEN `guess_bits` counts (the rest only make it stronger)."""
+_CLASS_BITS = {"lower": math.log2(26), "upper": math.log2(26), "digit": math.log2(10), "other": math.log2(33)}
+
+
+def _class_bits(ch: str) -> float:
+    kind = "lower" if ch.islower() else "upper" if ch.isupper() else "digit" if ch.isdigit() else "other"
+    return _CLASS_BITS[kind]
+
+
+def _run_end(token: str, i: int) -> int:
+    """Where the run from token[i] of characters each one code point up, down or the same as the last ends."""
+    if i + 1 >= len(token) or (step := ord(token[i + 1]) - ord(token[i])) not in (-1, 0, 1):
+        return i + 1
+    j = i + 2
+    while j < len(token) and ord(token[j]) - ord(token[j - 1]) == step:
+        j += 1
+    return j
+
+
+def _repeat_end(token: str, i: int) -> int:
+    """Where the run from token[i] of 4 or more characters that already stand earlier ends (i: none)."""
+    length = 4
+    while i + length <= len(token) and token.find(token[i:i + length], 0, i + length - 1) >= 0:
+        length += 1
+    return i + length - 1 if length > 4 else i
+
+
+def _word_end(token: str, i: int) -> int:
+    """Where the run from token[i] of letters in one case, or Capitalised, ends (i: no letter there)."""
+    if not token[i].isalpha():
+        return i
+    upper = token[i].isupper() and i + 1 < len(token) and token[i + 1].isupper()
+    j = i + 1
+    while j < len(token) and (token[j].isupper() if upper else token[j].islower()):
+        j += 1
+    return j
+
+
+def guess_bits(token: str) -> float:
+    """The bits a guesser needs, counted left to right over the first GUESS_CHARS characters the cheap way:
+    a run of 3 or more characters each one up, down or the same as the last (abc, 4321, aaaa) costs its
+    first character, its length and its direction; 4 or more characters repeating earlier ones where and
+    how many; a run of 3 or more letters in one case or Capitalised at most WORD_BITS per started 8 letters
+    (a common word + digits is cheap); any other character its class (26, 26, 10 or 33)."""
+    token, bits, i = token[:GUESS_CHARS], 0.0, 0
+    while i < len(token):
+        end = _run_end(token, i)
+        if end - i >= 3:
+            bits, i = bits + _class_bits(token[i]) + math.log2(end - i) + 1, end
+            continue
+        end = _repeat_end(token, i)
+        if end > i:
+            bits, i = bits + math.log2(i) + math.log2(end - i), end
+            continue
+        end = _word_end(token, i)
+        if end - i >= 3:
+            spelled = sum(map(_class_bits, token[i:end]))
+            bits, i = bits + min(spelled, WORD_BITS * math.ceil((end - i) / 8)), end
+            continue
+        bits, i = bits + _class_bits(token[i]), i + 1
+    return bits
 
 
 def review_token_problem(token: str) -> str | None:
     """Why REVIEW_TOKEN is too weak (None: strong enough), never quoting it. Strong: at least
     REVIEW_TOKEN_MIN characters, 10 distinct ones, two kinds (lower case, upper case, digits, other), and
-    at least 64 bits by its length times the Shannon entropy of its character counts (repeats lower it)."""
+    at least REVIEW_TOKEN_BITS bits both by its length times the Shannon entropy of its character counts
+    (repeats lower it) and as a guesser counts them (`guess_bits`: words, sequences and repeats are cheap)."""
     if len(token) < REVIEW_TOKEN_MIN:
         why = f"must be at least {REVIEW_TOKEN_MIN} characters"
     elif len(set(token)) < 10:
@@ -141,8 +208,11 @@ def review_token_problem(token: str) -> str | None:
                                                           lambda ch: not ch.isalnum())) < 2:
         why = "is too predictable (one kind of character only: mix cases, digits or symbols)"
     elif len(token) * -sum(n / len(token) * math.log2(n / len(token))
-                           for n in collections.Counter(token).values()) < 64:
-        why = "is too predictable (under 64 bits by its character counts: too many repeats)"
+                           for n in collections.Counter(token).values()) < REVIEW_TOKEN_BITS:
+        why = f"is too predictable (under {REVIEW_TOKEN_BITS} bits by its character counts: too many repeats)"
+    elif guess_bits(token) < REVIEW_TOKEN_BITS:
+        why = (f"is too predictable (under {REVIEW_TOKEN_BITS} bits as a guesser counts them: words, "
+               "sequences such as 123 or abc, repeated characters)")
     else:
         return None
     return f"REVIEW_TOKEN {why}; generate one with: {GENERATE_TOKEN}"

@@ -2,18 +2,24 @@
 order and pages over 10,000 rows; conflicts refused with the history kept."""
 from __future__ import annotations
 
+import asyncio
 import base64
 import html.parser
+import json
 import re
+import secrets
 import sqlite3
+import threading
 import time
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from citecheck import audit
 from citecheck.serve.api import create_app
-from citecheck.serve.review_app import auth, queue
+from citecheck.report import render_html
+from citecheck.serve.review_app import auth, pages, queue
 from citecheck.verdict import review
 
 TOKEN = "review-token-FAKE-0123456789abcdef"
@@ -74,6 +80,12 @@ def first_item(client, headers=None, **params):
     page = client.get("/review", params=params, headers=headers)
     link = re.search(r'href="(/review/item\?[^"]+)"', page.text).group(1).replace("&amp;", "&")
     return client.get(link, headers=headers)
+
+
+def rows_of(db) -> list[dict]:
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        return [dict(row) for row in conn.execute("SELECT * FROM citations ORDER BY id, url")]
 
 
 def reviews_in(db):
@@ -234,6 +246,96 @@ def test_a_hostile_page_and_claim_render_as_text(app_for, tmp_path):
     assert "&lt;svg onload=&#34;alert(5)&#34;&gt;" in history.text
 
 
+# ---------------------------------------------------------------- hostile whitespace: linear, off the loop
+
+WATER = "Water boils - at sea level."
+SPACES = 120_000
+
+
+def whitespace_page(spaces: int) -> str:
+    """A text/plain page keeps its whitespace: after the quoted line, "Water boils -", a newline and `spaces`
+    spaces, then words that do not go on with the quote (where a pattern built from it backtracks)."""
+    return f"{WATER}\n\nWater boils -\n" + " " * spaces + "higher up it boils lower.\n"
+
+
+async def while_rendering(app, item_link: str, cookies) -> tuple[httpx.Response, list[tuple[bool, int]]]:
+    """GET the item page and, until it is answered, /health every 20 ms: the item's response and, per
+    /health, (answered while the item was still pending, status)."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver", cookies=cookies,
+                                 timeout=120) as client:
+        item = asyncio.create_task(client.get(item_link))
+        health = []
+        while not item.done():
+            response = await client.get("/health")
+            health.append((not item.done(), response.status_code))
+            await asyncio.sleep(0.02)
+        return await item, health
+
+
+def test_a_page_of_whitespace_from_the_real_flow_is_marked_in_a_worker_thread_while_health_answers(
+        make_ctx, tmp_path, monkeypatch):
+    """/verify on a crawled text/plain page with 120,000 spaces after "Water boils -", the judge quoting the
+    line above it: the item page marks the quote by normalising both texts once (linear: no pattern built
+    from the quote backtracks over the spaces), in a worker thread, and /health answers meanwhile."""
+    from standins.http import StandIn
+    from standins.judge import judge_standin, verdict_json
+    threads = []
+    marking = render_html.passages_of
+    monkeypatch.setattr(render_html, "passages_of",
+                        lambda row: (threads.append(threading.current_thread()), marking(row))[1])
+    page = whitespace_page(SPACES)
+    with StandIn(lambda request: (200, {"Content-Type": "text/plain; charset=utf-8"}, page)) as origin, \
+            judge_standin() as judge:
+        judge.script.content = verdict_json("supported", WATER, 0.9)
+        app = create_app(make_ctx(secrets={"OPENAI_API_KEY": "sk-FAKE-judge", "REVIEW_TOKEN": TOKEN},
+                                  allow_private=True, openai_base_url=judge.url + "/v1"))
+        try:
+            client = TestClient(app)
+            verdict = client.post("/verify", json={"claim": "Water boils at sea level.",
+                                                   "urls": [origin.url + "/water.txt"]})
+            assert verdict.status_code == 200 and verdict.json()["citations"][0]["evidence_quote"] == WATER
+            login(client)
+            listing = client.get("/review", params={"view": "all"})
+            link = re.search(r'href="(/review/item\?[^"]+)"', listing.text).group(1).replace("&amp;", "&")
+            item, health = asyncio.run(while_rendering(app, link, dict(client.cookies)))
+        finally:
+            app.state.audit_writer.close()
+    assert " " * SPACES in json.loads(rows_of(tmp_path / "audit.db")[0]["passages"])[0]    # whitespace kept
+    assert item.status_code == 200
+    assert item.text.count(f"<mark>{WATER}</mark>") == 1 and "Water boils -\n" in item.text
+    assert threads and all(thread is not threading.main_thread() for thread in threads)    # off the loop
+    assert health and all(status == 200 for _, status in health)
+
+
+def test_a_page_not_rendered_in_time_is_a_503_message_and_the_server_keeps_answering(app_for, monkeypatch):
+    """Rendering is in a worker thread under RENDER_SECONDS: a slow one is given up with a 503 page naming
+    the limit, and /health is answered while it runs."""
+    marking = render_html.passages_of
+    monkeypatch.setattr(render_html, "passages_of", lambda row: (time.sleep(1.5), marking(row))[1])
+    monkeypatch.setattr(pages, "RENDER_SECONDS", 0.5)
+    client = TestClient(app_for())
+    login(client)
+    link = re.search(r'href="(/review/item\?[^"]+)"', client.get("/review").text).group(1)
+    item, health = asyncio.run(while_rendering(client.app, link.replace("&amp;", "&"), dict(client.cookies)))
+    assert item.status_code == 503 and item.headers["retry-after"] == "1"
+    assert "this page took longer than 0.5 s to prepare and was given up" in item.text
+    assert "Traceback" not in item.text and 'href="/review"' in item.text
+    assert any(pending for pending, _ in health) and all(status == 200 for _, status in health)
+
+
+def test_marks_follow_the_guards_comparison_wherever_the_quote_stands():
+    """Typographic quotes and dashes, a word wrapped at a hyphen and any whitespace run compare equal; every
+    occurrence is marked in the passage's own characters; no quote, no mark."""
+    typographic = "said \u201cwater\u00a0boils\u201d \u2014 case-\n   sensitive"
+    passage = f'He {typographic}.  He said "water boils" - case-sensitive.'
+    segments = render_html.marked(passage, 'said "water boils" - case-sensitive')
+    assert [text for text, hit in segments if hit] == [typographic, 'said "water boils" - case-sensitive']
+    assert "".join(text for text, _ in segments) == passage
+    assert render_html.marked(passage, None) == render_html.marked(passage, "  ") == [(passage, False)]
+    assert render_html.marked(whitespace_page(SPACES), WATER)[0] == (WATER, True)
+
+
 # ---------------------------------------------------------------- the queue
 
 def test_the_queue_is_in_the_package_order_and_filters_by_view_batch_and_reason(app_for):
@@ -338,7 +440,15 @@ def test_a_misquote_shows_its_word_diff(app_for):
     assert "<mark>The &#34;aud&#34; (audience) claim identifies" in item.text
 
 
-# ---------------------------------------------------------------- hostile parameters and rows (issue 24 L3)
+def test_a_misquote_longer_than_diff_words_shows_no_word_diff():
+    """A word diff is quadratic in the words: past DIFF_WORDS a side the page shows none."""
+    row = {"status": "misquoted", "quote": "a " * render_html.DIFF_WORDS + "b", "evidence_quote": "a " * 3}
+    assert render_html.misquote_diff(row) is None
+    assert render_html.misquote_diff({**row, "quote": "a " * render_html.DIFF_WORDS}) == [
+        ("equal", "a a a"), ("removed", " ".join(["a"] * (render_html.DIFF_WORDS - 3)))]
+
+
+# ---------------------------------------------------------------- hostile parameters and rows
 
 def nested_key(depth: int) -> str:
     return base64.urlsafe_b64encode(("[" * depth).encode()).decode().rstrip("=")
@@ -388,7 +498,7 @@ def test_a_row_with_a_text_confidence_is_shown_invalid_and_the_others_render(app
     assert item.status_code == 200 and "invalid row: confidence" in item.text
 
 
-# ---------------------------------------------------------------- sessions, lockout, token strength (L5)
+# ---------------------------------------------------------------- sessions, lockout, token strength
 
 def test_logout_revokes_the_session_on_the_server(app_for):
     client = TestClient(app_for())
@@ -426,24 +536,74 @@ def test_failed_logins_lock_the_client_out_then_it_may_try_again():
     assert throttle.retry_after("10.0.0.1") is None
 
 
-def test_after_ten_wrong_logins_even_the_right_token_is_429_with_retry_after(app_for):
+def test_after_ten_wrong_tokens_a_guesser_gets_429_unchecked_and_the_right_token_still_passes(app_for):
+    """Another client on the same address cannot lock the reviewer out: past the limit a wrong token is 429
+    with Retry-After, but the right one logs in and reads the queue."""
     client = TestClient(app_for())
-    for _ in range(auth.MAX_FAILURES):
-        assert login(client, token="wrong-" + TOKEN).status_code == 401
-    for response in (login(client), client.get("/review", headers={"Authorization": f"Bearer {TOKEN}"})):
-        assert response.status_code == 429 and 0 < int(response.headers["retry-after"]) <= auth.WINDOW
-        assert "set-cookie" not in response.headers and TOKEN not in response.text
+    for i in range(auth.MAX_FAILURES):
+        assert login(client, token=f"wrong-{i}-" + TOKEN).status_code == 401
+    guess = login(client, token="another-guess-" + TOKEN)
+    assert guess.status_code == 429 and 0 < int(guess.headers["retry-after"]) <= auth.WINDOW
+    assert "set-cookie" not in guess.headers and TOKEN not in guess.text
+    right = login(client)
+    assert right.status_code == 303 and auth.COOKIE in right.headers["set-cookie"]
+    assert client.get("/review", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
 
 
-def test_wrong_bearer_tokens_count_too(app_for):
+def test_wrong_bearer_tokens_count_too_and_a_replayed_one_counts_once(app_for):
     client = TestClient(app_for())
-    for _ in range(auth.MAX_FAILURES):
+    for _ in range(2 * auth.MAX_FAILURES):                  # one wrong token, replayed: one guess
         assert client.get("/review", headers={"Authorization": "Bearer wrong-" + TOKEN}).status_code == 401
-    assert login(client).status_code == 429
+    for i in range(auth.MAX_FAILURES - 1):
+        assert client.get("/review", headers={"Authorization": f"Bearer wrong-{i}"}).status_code == 401
+    assert login(client, token="wrong-again").status_code == 429 and login(client).status_code == 303
+
+
+def test_a_locked_address_gets_its_token_checked_only_in_the_right_tokens_bucket(monkeypatch):
+    """Guessing stays throttled: past the limit only tokens whose fingerprint falls in the right token's
+    bucket are checked, at most MAX_FAILURES wrong ones a window; locking the right token out takes that many
+    of its bucket (here 2**3 buckets; the shipped 2**24 makes it some 10 x 2**24 requests a minute)."""
+    monkeypatch.setattr(auth, "BUCKET_BITS", 3)
+    keys, clock = auth.Keys(TOKEN), [1000.0]
+    throttle, checked = auth.Throttle(clock=lambda: clock[0]), []
+    token_ok = keys.token_ok
+    monkeypatch.setattr(keys, "token_ok", lambda offered: (checked.append(offered), token_ok(offered))[1])
+
+    def attempt(token):
+        try:
+            return throttle.check("127.0.0.1", token, keys)
+        except auth.LockedOut as exc:
+            return exc.retry_after
+    assert [attempt(f"guess-{i}") for i in range(auth.MAX_FAILURES)] == [False] * auth.MAX_FAILURES
+    in_bucket = [t for t in (f"guess-{i}" for i in range(10, 2000)) if keys.may_be_right(keys.fingerprint(t))]
+    outcomes = {t: attempt(t) for t in [f"guess-{i}" for i in range(10, 2000)]}
+    assert len(checked) == 2 * auth.MAX_FAILURES                                   # 10, then 10 of the bucket
+    assert checked[auth.MAX_FAILURES:] == in_bucket[:auth.MAX_FAILURES]
+    assert all(outcomes[t] is False for t in in_bucket[:auth.MAX_FAILURES])             # checked: 401
+    assert {outcomes[t] for t in outcomes if t not in in_bucket[:auth.MAX_FAILURES]} == {auth.WINDOW}   # 429
+    assert attempt(TOKEN) == auth.WINDOW                          # the bucket's own limit: the price paid
+    clock[0] += auth.WINDOW
+    assert attempt(TOKEN) is True
+
+
+def test_before_its_bucket_is_full_the_right_token_passes_a_locked_address(monkeypatch):
+    monkeypatch.setattr(auth, "BUCKET_BITS", 3)
+    keys, throttle = auth.Keys(TOKEN), auth.Throttle()
+    for i in range(auth.MAX_FAILURES):
+        throttle.check("127.0.0.1", f"guess-{i}", keys)
+    guesses = [f"guess-{i}" for i in range(10, 2000)]
+    in_bucket = [t for t in guesses if keys.may_be_right(keys.fingerprint(t))]
+    for token in in_bucket[:auth.MAX_FAILURES - 1] * 3:                    # replays count once
+        assert throttle.check("127.0.0.1", token, keys) is False
+    assert throttle.check("127.0.0.1", TOKEN, keys) is True
+    with pytest.raises(auth.LockedOut):
+        throttle.check("127.0.0.1", next(t for t in guesses if t not in in_bucket), keys)
 
 
 @pytest.mark.parametrize("weak", ["passwordpassword", "abcdefghijklmnopqrstuvwxyz",
-                                  "a1a1a1a1a1a1a1a1a1a1a1a1", "Password1234567!", "0123456789012345"])
+                                  "a1a1a1a1a1a1a1a1a1a1a1a1", "Password1234567!", "0123456789012345",
+                                  "Password123456789", "Sunshine8403917265", "P@ssw0rd1234567890",
+                                  "Tr0ub4dor&3Tr0ub4dor&3", "correcthorsebatterystaple1"])
 def test_a_weak_token_is_refused_saying_how_to_make_one_without_its_value(app_for, weak):
     from citecheck.config import Settings
     for refused in (lambda: app_for(token=weak), lambda: Settings.from_env({"REVIEW_TOKEN": weak})):
@@ -451,6 +611,12 @@ def test_a_weak_token_is_refused_saying_how_to_make_one_without_its_value(app_fo
             refused()
         assert weak not in str(err.value)
     assert Settings.from_env({"REVIEW_TOKEN": TOKEN}).secrets.has("REVIEW_TOKEN")
+
+
+def test_generated_tokens_pass_the_strength_rule():
+    from citecheck.config import review_token_problem
+    tokens = [secrets.token_urlsafe(32) for _ in range(2000)]
+    assert [review_token_problem(t) for t in tokens] == [None] * 2000
 
 
 def test_the_page_header_states_the_gate_for_every_model_not_one_models_number(app_for, monkeypatch, tmp_path):

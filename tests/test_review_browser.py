@@ -16,7 +16,7 @@ import pytest
 from citecheck import audit
 from citecheck.serve.api import create_app
 
-TOKEN = "browser-token-FAKE-0123456789"
+TOKEN = "browser-Tk9vQ2mX7pL4wZ8r-FAKE"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]

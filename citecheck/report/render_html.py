@@ -9,7 +9,10 @@ Rules:
 - A URL becomes a link only when it is http(s) (`link`); anything else (`javascript:` …) is shown as text.
 - The quote is found in a passage the way the guard compares (`matching.normalise`: typographic quotes
   and dashes folded, whitespace runs equal, a word wrapped at a hyphen rejoined), and marked in the
-  passage's own text wherever it occurs.
+  passage's own text wherever it occurs: both are normalised once (`spans.Folded` keeps the way back to
+  the passage's characters) and searched with `str.find`, so marking is linear in the passage, whatever
+  its whitespace (no pattern is built from the quote). One implementation for every page that marks.
+- A misquote's word diff is shown up to DIFF_WORDS words a side (a diff is quadratic in them).
 - By span first: a source-document row's span (span_start, span_end) is in its section's text, which is
   what the judge read; when the span still holds the evidence there (`matching.spans.check`) exactly those
   characters are marked. A span that no longer does (`changed`) or is not a span of that text (`invalid`)
@@ -24,7 +27,6 @@ import base64
 import functools
 import hashlib
 import json
-import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -36,9 +38,8 @@ from ..matching import spans
 from ..vocabulary import MISQUOTED, SOURCE, SPAN_CHANGED, SPAN_MATCHES, SPAN_NONE
 
 TEMPLATES = Path(__file__).with_name("templates")
-_FOLDED = {}
-for _raw, _folded in matching._FOLD.items():        # the characters normalise folds, by what they become
-    _FOLDED.setdefault(_folded, set()).add(chr(_raw))
+DIFF_WORDS = 1000
+"""Words on either side of a misquote beyond which no word diff is shown (a diff is quadratic in them)."""
 
 
 @functools.cache
@@ -77,35 +78,21 @@ def link(url: str | None) -> str | None:
     return url.strip() if parts.scheme.lower() in ("http", "https") and parts.netloc else None
 
 
-def _pattern(quote: str) -> re.Pattern | None:
-    """A regex finding `quote` in raw text the way matching.normalise compares (see module rules)."""
-    needle = matching.normalise(quote)
-    if not needle:
-        return None
-    parts = []
-    for char in needle:
-        if char == " ":
-            parts.append(r"\s+")
-        elif char == "-":
-            parts.append("[" + re.escape("-" + "".join(_FOLDED.get("-", ()))) + r"](?:\n\s*)?")
-        elif char in _FOLDED:
-            parts.append("[" + re.escape(char + "".join(_FOLDED[char])) + "]")
-        else:
-            parts.append(re.escape(char))
-    return re.compile("".join(parts))
-
-
 def marked(passage: str, quote: str | None) -> list[tuple[str, bool]]:
-    """The passage as (text, is_quote) segments, the quote marked wherever it occurs."""
-    pattern = _pattern(quote) if quote else None
-    if pattern is None:
+    """The passage as (text, is_quote) segments, the quote marked wherever it occurs (module rules):
+    one normalisation of each text and `str.find`, so linear in the passage."""
+    needle = matching.normalise(quote or "")
+    if not needle:
         return [(passage, False)]
-    segments, at = [], 0
-    for hit in pattern.finditer(passage):
-        if hit.start() > at:
-            segments.append((passage[at:hit.start()], False))
-        segments.append((hit.group(0), True))
-        at = hit.end()
+    folded = spans.Folded(passage)
+    segments, at, found = [], 0, folded.text.find(needle)
+    while found >= 0:
+        start, end = folded.raw_span(found, found + len(needle))
+        if start > at:
+            segments.append((passage[at:start], False))
+        segments.append((passage[start:end], True))
+        at = end
+        found = folded.text.find(needle, found + len(needle))
     if at < len(passage):
         segments.append((passage[at:], False))
     return segments
@@ -165,7 +152,11 @@ def span_line(row: dict) -> str | None:
 
 
 def misquote_diff(row: dict) -> list[tuple[str, str]] | None:
-    """For a misquoted source-document row: the word diff from the citation's quote to the source's span."""
+    """For a misquoted source-document row: the word diff from the citation's quote to the source's span
+    (None past DIFF_WORDS words on either side)."""
     if row.get("status") != MISQUOTED or not row.get("quote") or not row.get("evidence_quote"):
         return None
-    return matching.word_ops(matching.normalise(row["quote"]), row["evidence_quote"])
+    quote, source = matching.normalise(row["quote"]), row["evidence_quote"]
+    if max(len(quote.split()), len(source.split())) > DIFF_WORDS:
+        return None
+    return matching.word_ops(quote, source)

@@ -10,9 +10,14 @@ Rules:
   restarting the server ends every session. Logging out revokes that cookie on the server (its
   signature, kept in memory until it would have expired: a revocation lives exactly as long as any
   cookie it could refuse).
-- Failed logins are counted per client address (`Throttle`): after MAX_FAILURES within WINDOW seconds,
-  every login or Bearer request from that address is 429 with Retry-After, the right token included,
-  until the oldest failure leaves the window. Behind a proxy every client shares its address.
+- Failed logins are counted per client address (`Throttle`), as distinct wrong tokens (one already
+  refused within WINDOW guesses nothing new and is not counted again). After MAX_FAILURES within WINDOW
+  seconds the address is locked until the oldest leaves the window: a token is then checked only when its
+  fingerprint (an HMAC under a key drawn at start) falls in the right token's bucket (BUCKET_BITS of it),
+  and at most MAX_FAILURES wrong ones of that bucket per WINDOW; every other request is 429 with
+  Retry-After, unchecked. So the right token always passes, a guesser gets at most 2 x MAX_FAILURES
+  checks a WINDOW, and locking the right token out takes MAX_FAILURES wrong tokens of its bucket, which no
+  one can tell apart: some 10 x 2**24 requests a minute. Behind a proxy every client shares its address.
 - Tokens and signatures are compared in constant time; a wrong or missing one gets 401 and the same words
   whatever was wrong (nothing about the token).
 - CSRF: every write (POST) is refused when the browser says it is cross-site (`Sec-Fetch-Site`) or its
@@ -39,7 +44,16 @@ SESSION_HOURS = 12
 MAX_NAME = 60
 MAX_FAILURES = 10       # failed logins per client address ...
 WINDOW = 60.0           # ... within this many seconds, then 429 until the oldest leaves the window
+BUCKET_BITS = 24        # of a token's fingerprint: a locked address's token is checked when they match
 MAX_CLIENTS = 10_000    # addresses remembered at once (the oldest forgotten first)
+
+
+class LockedOut(Exception):
+    """Too many failed logins from this client (429 after `retry_after` seconds)."""
+
+    def __init__(self, retry_after: int):
+        super().__init__(retry_after)
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,8 @@ class Keys:
         self._token = hashlib.sha256(token.encode("utf-8")).digest()
         self._cookie = hmac.new(self._token, b"citecheck review cookie" + os.urandom(32), hashlib.sha256).digest()
         self._csrf = hmac.new(self._token, b"citecheck review csrf", hashlib.sha256).digest()
+        self._fingerprints = os.urandom(32)
+        self._bucket = self.bucket(self.fingerprint(token))
 
     def __repr__(self) -> str:
         return "Keys(<REVIEW_TOKEN>)"
@@ -65,6 +81,18 @@ class Keys:
     def token_ok(self, offered: str | None) -> bool:
         digest = hashlib.sha256((offered or "").encode("utf-8")).digest()
         return offered is not None and hmac.compare_digest(digest, self._token)
+
+    def fingerprint(self, offered: str | None) -> bytes:
+        """An HMAC of the offered token under a key drawn at start (`Throttle` counts it, never the token)."""
+        return hmac.new(self._fingerprints, (offered or "").encode("utf-8"), hashlib.sha256).digest()
+
+    @staticmethod
+    def bucket(fingerprint: bytes) -> int:
+        return int.from_bytes(fingerprint[:8], "big") >> (64 - BUCKET_BITS)
+
+    def may_be_right(self, fingerprint: bytes) -> bool:
+        """True when the fingerprint is in the right token's bucket (module rules)."""
+        return self.bucket(fingerprint) == self._bucket
 
     def _sign(self, payload: str) -> str:
         return hmac.new(self._cookie, payload.encode("ascii"), hashlib.sha256).hexdigest()
@@ -123,35 +151,53 @@ def cross_site(headers, base_origin: str) -> bool:
 
 
 class Throttle:
-    """Failed logins per client address (module rules); `clock` is injectable for tests."""
+    """Failed logins per client address, and the lock that still lets the right token in (module rules);
+    `clock` is injectable for tests."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic):
         self._clock = clock
-        self._failures: dict[str, collections.deque] = {}
+        self._failures: dict[object, collections.deque] = {}    # (time, fingerprint), oldest first
         self._lock = threading.Lock()
 
-    def _recent(self, client: str, now: float) -> collections.deque:
-        times = self._failures.get(client, collections.deque(maxlen=MAX_FAILURES))
-        while times and now - times[0] >= WINDOW:
+    def _recent(self, key, now: float) -> collections.deque:
+        times = self._failures.get(key, collections.deque(maxlen=MAX_FAILURES))
+        while times and now - times[0][0] >= WINDOW:
             times.popleft()
         return times
 
-    def retry_after(self, client: str) -> int | None:
-        """Seconds until `client` may try again (None: it may now)."""
+    def retry_after(self, key) -> int | None:
+        """Seconds until `key` (a client address) may try any token again (None: it may now)."""
         with self._lock:
             now = self._clock()
-            times = self._recent(client, now)
+            times = self._recent(key, now)
             if len(times) < MAX_FAILURES:
                 return None
-            return max(1, math.ceil(WINDOW - (now - times[0])))
+            return max(1, math.ceil(WINDOW - (now - times[0][0])))
 
-    def failed(self, client: str) -> None:
-        """Count one failed login (or wrong Bearer token) from `client`."""
+    def failed(self, key, fingerprint: bytes = b"") -> None:
+        """Count one wrong token from `key` (a client address), unless it was refused there in the window."""
         with self._lock:
             now = self._clock()
-            times = self._recent(client, now)
-            times.append(now)
-            self._failures.pop(client, None)
-            self._failures[client] = times               # most recent last
+            times = self._recent(key, now)
+            if fingerprint and any(seen == fingerprint for _, seen in times):
+                return
+            times.append((now, fingerprint))
+            self._failures.pop(key, None)
+            self._failures[key] = times               # most recent last
             while len(self._failures) > MAX_CLIENTS:
                 self._failures.pop(next(iter(self._failures)))
+
+    def check(self, client: str, offered: str | None, keys: Keys) -> bool:
+        """Whether `offered` is the token, from `client`; LockedOut when it may not be checked (module
+        rules: a locked address's token is checked only in the right token's bucket)."""
+        fingerprint, key = keys.fingerprint(offered), client
+        if (wait := self.retry_after(client)) is not None:
+            if not keys.may_be_right(fingerprint):
+                raise LockedOut(wait)
+            key = (client, "bucket")
+            if (wait := self.retry_after(key)) is not None:
+                raise LockedOut(wait)
+        if keys.token_ok(offered):
+            return True
+        self.failed(key, fingerprint)
+        return False

@@ -4,7 +4,11 @@ Rules:
 - Every parameter is untrusted: a value longer than MAX_PARAM characters, a number that is not ASCII
   digits within its bounds (page 1..MAX_PAGE, a review id 1..MAX_ID), or a malformed item key (also one
   nested too deep to decode) is 400 with a short message naming the parameter, never a 500.
-- A client locked out by `auth.Throttle` gets 429 with Retry-After on a login or a Bearer request.
+- A login or Bearer request the lock refuses unchecked (`auth.Throttle`) gets 429 with Retry-After.
+- A page whose work grows with what the DB holds (the queue, an item: its passages marked, its diff) is
+  read and rendered in a worker thread (`read`), never on the event loop, under RENDER_SECONDS: past it
+  the request gets a 503 message page with Retry-After and the server keeps answering everything else
+  (the thread finishes on its own; marking is linear, see `render_html`).
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import asyncio
 import base64
 import functools
 import json
+import math
 import sqlite3
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode
@@ -24,7 +29,7 @@ from ...audit import reviews
 from ...report import render_html
 from ...vocabulary import REASONS, labels_of
 from . import auth, queue
-from .auth import COOKIE, Keys, Reviewer
+from .auth import COOKIE, Keys, LockedOut, Reviewer
 
 HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
            "Cache-Control": "no-store"}
@@ -32,18 +37,15 @@ STATUS_OF = {"missing": 404, "stale": 409, "reviewed": 409, "invalid": 422}
 MAX_PARAM = 8192        # characters in one parameter (an item key holds a URL)
 MAX_PAGE = 1_000_000
 MAX_ID = 2 ** 63 - 1    # SQLite's largest integer
+RENDER_SECONDS = 10.0   # a page read and rendered off the loop gets this long, then 503
 
 
 class BadParameter(ValueError):
     """A request parameter that is malformed or out of bounds (400; the message names it)."""
 
 
-class LockedOut(Exception):
-    """Too many failed logins from this client (429 after `retry_after` seconds)."""
-
-    def __init__(self, retry_after: int):
-        super().__init__(retry_after)
-        self.retry_after = retry_after
+class TooSlow(Exception):
+    """A page that was not rendered within RENDER_SECONDS (503)."""
 
 
 def whole(params, name: str, maximum: int) -> int | None:
@@ -103,24 +105,31 @@ def router(keys: Keys, writer, journal: Path, gate_line: str) -> APIRouter:
                 conn.close()
         return asyncio.to_thread(run)
 
-    def page(template: str, status: int = 200, reviewer: Reviewer | None = None, **values) -> HTMLResponse:
+    async def rendered(fn):
+        """fn(conn) through `read`, under RENDER_SECONDS (TooSlow past it: module rules)."""
+        try:
+            return await asyncio.wait_for(read(fn), RENDER_SECONDS)
+        except TimeoutError:
+            raise TooSlow from None
+
+    def html(template: str, reviewer: Reviewer | None = None, **values) -> str:
         csrf = keys.csrf(reviewer.session) if reviewer and reviewer.session else ""
-        body = render_html.render(template, reviewer=reviewer, csrf=csrf, gate_line=gate_line,
+        return render_html.render(template, reviewer=reviewer, csrf=csrf, gate_line=gate_line,
                                   item_key=item_key, urlencode=urlencode, **values)
+
+    def respond(body: str, status: int = 200) -> HTMLResponse:
         headers = {**HEADERS, "Content-Security-Policy": render_html.content_security_policy()}
         return HTMLResponse(body, status_code=status, headers=headers)
+
+    def page(template: str, status: int = 200, reviewer: Reviewer | None = None, **values) -> HTMLResponse:
+        return respond(html(template, reviewer, **values), status)
 
     def client(request: Request) -> str:
         return request.client.host if request.client else "?"
 
     def token_ok(request: Request, token: str | None) -> bool:
-        """The token's check, counted per client (LockedOut while locked, whatever the token)."""
-        if (wait := throttle.retry_after(client(request))) is not None:
-            raise LockedOut(wait)
-        if keys.token_ok(token):
-            return True
-        throttle.failed(client(request))
-        return False
+        """The token's check, counted per client (`auth.Throttle`: LockedOut when it may not be checked)."""
+        return throttle.check(client(request), token, keys)
 
     def who(request: Request) -> Reviewer | None:
         token = auth.bearer(request.headers.get("authorization"))
@@ -149,6 +158,13 @@ def router(keys: Keys, writer, journal: Path, gate_line: str) -> APIRouter:
                 response = problem(429, "too many failed logins from this address: try again in "
                                         f"{exc.retry_after} s", None)
                 response.headers["Retry-After"] = str(exc.retry_after)
+                return response
+            except TooSlow:
+                response = problem(503, f"this page took longer than {RENDER_SECONDS:g} s to prepare and was "
+                                        "given up (the server is still answering): try again later, or go "
+                                        "back to the queue", keys.reviewer(request.cookies.get(COOKIE)),
+                                   "/review")
+                response.headers["Retry-After"] = str(math.ceil(RENDER_SECONDS))
                 return response
         return guarded
 
@@ -225,10 +241,13 @@ def router(keys: Keys, writer, journal: Path, gate_line: str) -> APIRouter:
         if reviewer is None:
             return refused()
         number = whole(request.query_params, "page", MAX_PAGE) or 1
-        shown, menus, done = await read(lambda conn: (queue.page(conn, filters, number), queue.choices(conn),
-                                                      _saved(conn, saved)))
-        return page("queue.html", reviewer=reviewer, filters=filters, shown=shown, views=queue.VIEWS,
-                    no_reason=queue.NO_REASON, saved=done, per_page=queue.PER_PAGE, **menus)
+
+        def gather(conn):
+            return html("queue.html", reviewer, filters=filters, shown=queue.page(conn, filters, number),
+                        views=queue.VIEWS, no_reason=queue.NO_REASON, saved=_saved(conn, saved),
+                        per_page=queue.PER_PAGE, **queue.choices(conn))
+
+        return respond(await rendered(gather))
 
     @routes.get("/item")
     @untrusting
@@ -244,20 +263,19 @@ def router(keys: Keys, writer, journal: Path, gate_line: str) -> APIRouter:
             rows = queue.load(conn, [key])
             if not rows:
                 return None
-            keys_in_view = queue.ordered_keys(conn, filters)
-            return (rows[0], queue.neighbours(keys_in_view, key), len(keys_in_view),
-                    reviews.history(conn, *key), _saved(conn, saved))
+            row, keys_in_view = rows[0], queue.ordered_keys(conn, filters)
+            before, after, position = queue.neighbours(keys_in_view, key)
+            return html("item.html", reviewer, filters=filters, row=row, before=before, after=after,
+                        position=position, total=len(keys_in_view), history=reviews.history(conn, *key),
+                        saved=_saved(conn, saved), passages=render_html.passages_of(row),
+                        diff=render_html.misquote_diff(row), reason=REASONS.get(row["reason"] or ""),
+                        labels=labels_of(row["flow"]), key_of=lambda k: item_key(_key_dict(k)))
 
-        found = await read(gather)
-        if found is None:
+        body = await rendered(gather)
+        if body is None:
             return problem(404, f"no citation {key[1]} ({key[2]}) in batch {key[0]}: it was never decided, "
                                 "or was removed", reviewer, "/review?" + urlencode(filters.query()))
-        row, (before, after, position), total, history, done = found
-        return page("item.html", reviewer=reviewer, filters=filters, row=row, before=before, after=after,
-                    position=position, total=total, history=history, saved=done,
-                    passages=render_html.passages_of(row), diff=render_html.misquote_diff(row),
-                    reason=REASONS.get(row["reason"] or ""), labels=labels_of(row["flow"]),
-                    key_of=lambda k: item_key(_key_dict(k)))
+        return respond(body)
 
     @routes.post("/decide")
     @untrusting
