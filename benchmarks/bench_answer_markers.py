@@ -75,7 +75,8 @@ def main() -> None:
             row[kind] = per_marker(text, args.markers, args.markers)
         ratio = row["local"][0] / row["url"][0]
         print(f"{per_sentence:>5} markers a sentence, every marker read: URL {row['url'][0]:,.0f} B/marker "
-              f"({row['url'][1]:.2f} s), local file {row['local'][0]:,.0f} B/marker ({row['local'][1]:.2f} s); "
+              f"({row['url'][1]:.2f} s), local file {row['local'][0]:,.0f} B/marker "
+              f"({row['local'][1]:.2f} s); "
               f"local / URL = {ratio:.2f}")
     text = answer(args.markers, 200, args.sentence_chars, True)
     if hasattr(extract, "MAX_MARKERS"):
@@ -89,7 +90,8 @@ def main() -> None:
         (here / "answer.md").write_text(big, encoding="utf-8")
         size = len(big.encode())
         seconds, out = timed("extract", "answer.md", "--out", "out", "--documents", ".", cwd=here)
-        print(f"extract on a {size:,}-byte answer (56,000 local-file markers): {seconds:.1f} s, {out:,} bytes out")
+        print(f"extract on a {size:,}-byte answer (56,000 local-file markers): {seconds:.1f} s, "
+              f"{out:,} bytes out")
         seconds, out = timed("check-answer", "answer.md", "--json", "--documents", ".", cwd=here)
         print(f"check-answer --json on it: {seconds:.1f} s, {out:,} bytes out")
 

@@ -264,7 +264,7 @@ class Settings:
     near_miss_max_chars: int = 5000
     answer_max_bytes: int = 4 * 1024 * 1024
     answer_max_markers: int = 1000      # citations read from one answer; the rest: one problem line
-    answer_max_report_bytes: int = 16 * 1024 * 1024   # extract's outputs, check-answer's report: else one line
+    answer_max_report_bytes: int = 16 * 1024 * 1024   # one answer's outputs or report: else one line
     claim_max_chars: int = 2000          # a batch claim longer than this is a skipped line
     pdf: PdfLimits = field(default_factory=PdfLimits)
     extract_max_seconds: float = 10.0   # an HTML page's text extraction (lxml, trafilatura), in the sandbox

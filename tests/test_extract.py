@@ -412,4 +412,4 @@ def test_a_local_files_quoted_passage_travels_as_the_quote_not_inside_the_claim(
         ("and, the notes add.", "grind fresh"),
         ("Keep beans in a jar.", "Keep beans in a jar.")]               # the sentence is the quote: the quote
     url = extract.extract('As the page says, "water boils" [1].\n\n[1]: https://example.com/a\n', "markdown")
-    assert url.claims[0]["claim"] == 'As the page says, "water boils".'   # a URL citation's claim is the sentence
+    assert url.claims[0]["claim"] == 'As the page says, "water boils".'   # a URL citation's: the sentence

@@ -59,7 +59,8 @@ def test_extract_turns_the_example_into_two_quoted_citations_of_the_file(folder)
     assert citations == [
         {"id": "q1", "claim": "Water boils at 100 °C at sea level.", "quote": None, "section": None,
          "file": "coffee.md"},
-        {"id": "q2", "claim": "Water boils at 100 °C at sea level.", "quote": "Water boils at 100 °C at sea level.",
+        {"id": "q2", "claim": "Water boils at 100 °C at sea level.",
+         "quote": "Water boils at 100 °C at sea level.",
          "section": None, "file": "coffee.md"}]
     assert (folder / "out" / "claims.jsonl").read_text() == ""
 
@@ -76,7 +77,7 @@ def test_check_answer_finds_the_file_the_answer_names_and_judges_quote_and_claim
     assert rows[1]["section"] == "Brewing"
     brewing = COFFEE.split("## Brewing\n\n")[1].split("\n\n## Storage")[0]
     assert shown == [brewing]      # the claim with no quote: the section BM25 ranks first; the quote's claim
-    #                                is the same sentence, so its judge call is the same (answered from the cache)
+    #                                is the same sentence: the same judge call (answered from the cache)
 
 
 def test_check_answer_with_the_same_file_as_source_and_with_another(folder):
@@ -96,7 +97,8 @@ def test_check_answer_with_the_same_file_as_source_and_with_another(folder):
 
 
 def test_with_no_judge_check_answer_prints_both_rows_unjudged(folder):
-    done = run_cli("check", "--answer", "answer.md", "--source", "coffee.md", cwd=folder, env={"PYTHONPATH": os.pathsep.join(sys.path)})
+    done = run_cli("check", "--answer", "answer.md", "--source", "coffee.md", cwd=folder,
+                   env={"PYTHONPATH": os.pathsep.join(sys.path)})
     assert done.returncode == 1
     assert [line.split()[:2] + line.split()[-3:] for line in done.stdout.splitlines()[2:]] == [
         ["q1", "section-only", "judge_unavailable", "review", "-"], ["q2", "found", "judge_unavailable", "review", "-"]]
@@ -202,8 +204,8 @@ def test_check_without_source_reads_no_file_and_says_what_to_do(bad):
     (bad / "answer.md").write_text("Tea cools [1].\n\nSources:\n[1] missing.md\n", encoding="utf-8")
     done = run_cli("check", "--answer", bad / "answer.md")
     assert done.stderr.splitlines()[-1] == (                # one file, beside the answer: still not read
-        f"citecheck check: error: {bad / 'answer.md'}: name the source with --source FILE (the answer cites the "
-        "local file missing.md; only a file you name is read)")
+        f"citecheck check: error: {bad / 'answer.md'}: name the source with --source FILE (the answer cites "
+        "the local file missing.md; only a file you name is read)")
 
 
 def test_documents_dir_is_where_the_names_resolve(bad, tmp_path):

@@ -61,8 +61,9 @@ def run_cli(*args, env=None, cwd=None, max_memory=None):
     def limit():
         if max_memory:
             resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
-    return subprocess.run([sys.executable, "-m", "citecheck", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=cwd, timeout=300, preexec_fn=limit)
+    return subprocess.run([sys.executable, "-m", "citecheck", *map(str, args)], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, cwd=cwd, timeout=300,
+                          preexec_fn=limit)
 
 
 def leaked(*texts) -> bool:
@@ -80,7 +81,7 @@ def test_check_answer_sends_no_byte_of_an_unnamed_file_to_the_judge_or_the_outpu
                        env={"TYPESAFE_ENDPOINT": server.url, "AUTO_ACCEPT": "0.8"})
         bodies = [request.body.decode("utf-8") for request in server.requests]
     report = json.loads(done.stdout)
-    written = (tmp_path / "r.csv").read_text(encoding="utf-8") + (tmp_path / "r.html").read_text(encoding="utf-8")
+    written = "".join((tmp_path / name).read_text(encoding="utf-8") for name in ("r.csv", "r.html"))
     assert not leaked(done.stdout, done.stderr, written, *bodies)
     rows = {m["source"].split(" §")[0]: (m["label"], m["reason"]) for m in report["markers"]}
     for name in (".config/gh/hosts.yml", ".secrets.txt", "notes.yml", "linked.md"):
@@ -88,20 +89,17 @@ def test_check_answer_sends_no_byte_of_an_unnamed_file_to_the_judge_or_the_outpu
     assert rows["coffee.md"] == (("supported", None) if named else ("unchecked", DOCUMENT_NOT_NAMED))
     assert len(bodies) == named                                   # the judge saw coffee.md alone, when named
     problems = [p for p in report["problems"] if DOCUMENT_NOT_NAMED in p or "not among" in p]
+    tail = f"not among the documents of --documents {home}; not read; its citations are not checked"
     if named:
         assert [p.split(": ", 2)[1:] for p in report["problems"][:4]] == [
-            [".config/gh/hosts.yml", f"a hidden file or folder, not among the documents of --documents {home}; "
-                                     "not read; its citations are not checked"],
-            [".secrets.txt", f"a hidden file or folder, not among the documents of --documents {home}; not read; "
-                             "its citations are not checked"],
-            ["notes.yml", "not a source document (.md, .markdown, .pdf, .txt), not among the documents of "
-                          f"--documents {home}; not read; its citations are not checked"],
-            ["linked.md", f"a link to a hidden file or folder, not among the documents of --documents {home}; "
-                          "not read; its citations are not checked"]]
+            [".config/gh/hosts.yml", f"a hidden file or folder, {tail}"],
+            [".secrets.txt", f"a hidden file or folder, {tail}"],
+            ["notes.yml", f"not a source document (.md, .markdown, .pdf, .txt), {tail}"],
+            ["linked.md", f"a link to a hidden file or folder, {tail}"]]
     else:
-        assert "line 5:1: .config/gh/hosts.yml: not among the named documents (none were named); name the folder " \
-               "that holds it with --documents DIR (the answer's own folder: --documents .); its citations " \
-               "are not checked" in problems[0]
+        assert "line 5:1: .config/gh/hosts.yml: not among the named documents (none were named); name the " \
+               "folder that holds it with --documents DIR (the answer's own folder: --documents .); its " \
+               "citations are not checked" in problems[0]
     assert done.returncode == 1
 
 
@@ -122,8 +120,8 @@ def test_check_answer_without_a_source_reads_no_file_the_answer_names(home):
     done = run_cli("check", "--answer", home / "one.md", cwd=home)
     assert done.returncode == 1 and done.stdout == "" and not leaked(done.stderr)
     assert done.stderr.splitlines() == [
-        f"citecheck check: error: {home / 'one.md'}: name the source with --source FILE (the answer cites the "
-        "local file .secrets.txt; only a file you name is read)"]
+        f"citecheck check: error: {home / 'one.md'}: name the source with --source FILE (the answer cites "
+        "the local file .secrets.txt; only a file you name is read)"]
 
 
 def test_the_report_api_reads_local_files_only_from_the_folder_given(home, ctx):
@@ -202,10 +200,11 @@ def test_the_mcp_tools_refuse_a_sparse_10_gb_text_file_in_one_line(sparse):
 def test_citations_past_answer_max_markers_are_one_problem_line(tmp_path):
     body = " ".join(f"Fact {n} holds [1]." for n in range(12))
     (tmp_path / "answer.md").write_text(f"{body}\n\nSources:\n[1] https://example.com/a\n", encoding="utf-8")
-    done = run_cli("extract", tmp_path / "answer.md", "--out", tmp_path / "out", env={"ANSWER_MAX_MARKERS": "5"})
+    done = run_cli("extract", tmp_path / "answer.md", "--out", tmp_path / "out",
+                   env={"ANSWER_MAX_MARKERS": "5"})
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
-    assert "7 more citations from here on, over the 5 read from one answer (ANSWER_MAX_MARKERS): not extracted " \
-           "or checked" in done.stderr
+    assert "7 more citations from here on, over the 5 read from one answer (ANSWER_MAX_MARKERS): not " \
+           "extracted or checked" in done.stderr
     assert len((tmp_path / "out" / "claims.jsonl").read_text().splitlines()) == 5
     result = extract.extract(f"{body}\n\nSources:\n[1] https://example.com/a\n", max_markers=5)
     assert [p.kind for p in result.problems] == [TOO_MANY_MARKERS]
@@ -216,8 +215,9 @@ def test_a_report_over_answer_max_report_bytes_is_one_line_and_nothing_written(t
     done = run_cli("extract", tmp_path / "answer.md", "--out", tmp_path / "out",
                    env={"ANSWER_MAX_REPORT_BYTES": "20"})
     assert (done.returncode, done.stdout) == (1, "") and not (tmp_path / "out").exists()
-    assert done.stderr == ("citecheck extract: error: claims.jsonl and citations.json would be 79 bytes, over the "
-                           "20-byte limit for one answer's report (ANSWER_MAX_REPORT_BYTES); nothing written\n")
+    assert done.stderr == ("citecheck extract: error: claims.jsonl and citations.json would be 79 bytes, "
+                           "over the 20-byte limit for one answer's report (ANSWER_MAX_REPORT_BYTES); nothing "
+                           "written\n")
     done = run_cli("check-answer", tmp_path / "answer.md", env={"ANSWER_MAX_REPORT_BYTES": "20"})
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr.startswith("citecheck check-answer: error: the report (its sentences and its markers' "

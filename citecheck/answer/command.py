@@ -35,9 +35,9 @@ def add_arguments(parser) -> None:
                         help="the answer's format (default auto: detected from its content)")
     parser.add_argument("--source", metavar="FILE", help="the document the answer's quoted citations cite "
                                                          "(document 0): RFC text, Markdown, text or PDF")
-    parser.add_argument("--documents", metavar="DIR", help="the folder of the documents you name: the local "
-                                                          "files a Markdown answer's source list names are read "
-                                                          "only from it (default: none is read)")
+    parser.add_argument("--documents", metavar="DIR",
+                        help="the folder of the documents you name: the local files a Markdown answer's "
+                             "source list names are read only from it (default: none is read)")
     parser.add_argument("--source-format", choices=sources.FORMATS, default=None,
                         help="how to split the source (default: from the file, as check does)")
     parser.add_argument("--json", action="store_true", help="print the report's JSON instead of the text")

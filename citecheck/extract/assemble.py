@@ -35,7 +35,8 @@ class Claims:
         self.made: dict = {}                               # indices (and (indices, None): uncut) -> claim
         for anchor in anchors:
             if isinstance(anchor.source, Quote) and anchor.source.passage:
-                self.cuts.setdefault(found.covering(anchor.start, anchor.end), []).append(anchor.source.passage)
+                indices = found.covering(anchor.start, anchor.end)
+                self.cuts.setdefault(indices, []).append(anchor.source.passage)
 
     def of(self, anchor: Anchor) -> tuple[tuple[int, ...], str]:
         """(the sentences the anchor cites, its claim: '' when there are none)."""

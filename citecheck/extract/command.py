@@ -74,7 +74,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--documents", metavar="DIR",
                         help="the documents the answer cites, by document_index: the files named in "
                              "DIR/documents.txt in order, else DIR's files sorted by name; the local files a "
-                             "Markdown answer names are read only from DIR (the answer's folder: --documents .)")
+                             "Markdown answer names are read only from DIR (its own folder: --documents .)")
     parser.add_argument("--out", metavar="DIR", help="where to write claims.jsonl and citations.json "
                                                      "(default: build/<answer file name without extension>)")
 

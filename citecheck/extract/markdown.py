@@ -22,7 +22,8 @@ Rules (CommonMark/GFM syntax, read by rules, not by a Markdown-to-HTML library, 
   marker stands in (its text since the block's start or the marker before it), else the double-quoted
   passage ("...", “...”, «...») it directly follows (only spaces and punctuation between), with content
   (`matching.has_content`), shared by at most QUOTE_SHARED markers; else None: a claim to judge against
-  the file. The quote travels as the citation's quote, not in its claim (`assemble`). `Rendered.files` names each cited file with the position of its entry.
+  the file. The quote travels as the citation's quote, not in its claim (`assemble`). `Rendered.files`
+  names each cited file with the position of its entry.
 - Fenced code is not prose and cites nothing; inline code keeps its text. Headings, list items, table
   rows and block quotes each start a new paragraph, their prefixes removed; so does the text after a
   bold run-in heading (`**Under pressure:** Inside ...`), which is a heading of its own; `**` is removed.
@@ -234,7 +235,8 @@ class _Renderer:
         if not uses:
             return
         prose = self.prose.text
-        passages = [(m.end(), m.start(m.lastgroup), m.end(m.lastgroup), m.start()) for m in _QUOTED.finditer(prose)]
+        passages = [(m.end(), m.start(m.lastgroup), m.end(m.lastgroup), m.start())
+                    for m in _QUOTED.finditer(prose)]
         ends = [end for end, *_ in passages]
         block_starts = [lo for lo, _ in self.block_quotes]
         since: dict[int, tuple[int, int]] = {}          # block -> (start of the current segment, last point)

@@ -55,7 +55,7 @@ def _open_regular(path: str | Path, name: str, max_bytes: int) -> int:
     FileNotFoundError when it is missing, ValueError naming `name` otherwise."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):                  # before fdopen, which refuses a directory by fd number
+    if not stat.S_ISREG(info.st_mode):                  # before fdopen, which refuses a directory by fd
         os.close(fd)
         raise ValueError(f"{name}: not a regular file (a directory, device, FIFO or socket); not read")
     if info.st_size > max_bytes:
