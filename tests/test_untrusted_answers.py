@@ -216,8 +216,8 @@ def test_a_report_over_answer_max_report_bytes_is_one_line_and_nothing_written(t
                    env={"ANSWER_MAX_REPORT_BYTES": "20"})
     assert (done.returncode, done.stdout) == (1, "") and not (tmp_path / "out").exists()
     assert done.stderr == ("citecheck extract: error: claims.jsonl and citations.json would be 79 bytes, "
-                           "over the 20-byte limit for one answer's report (ANSWER_MAX_REPORT_BYTES); nothing "
-                           "written\n")
+                           "over the 20-byte limit for one answer's report (ANSWER_MAX_REPORT_BYTES); "
+                           "nothing written\n")
     done = run_cli("check-answer", tmp_path / "answer.md", env={"ANSWER_MAX_REPORT_BYTES": "20"})
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr.startswith("citecheck check-answer: error: the report (its sentences and its markers' "
