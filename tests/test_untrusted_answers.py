@@ -232,3 +232,13 @@ def test_the_citations_of_one_sentence_share_one_claim_string():
     assert len(made) == 1                  # one string, not one copy a marker (a marker cost a sentence)
     citations = extract.extract(f"{sentence}{'[1]' * 50}.\n\nSources:\n[1] coffee.md\n").citations
     assert len({id(c["claim"]) for c in citations}) == 1
+
+
+def test_the_mcp_tools_read_no_hidden_file_of_their_root(home):
+    from citecheck.serve.mcp.inputs import Folder, ToolInputError
+    folder = Folder.at(home)
+    assert folder.file("source", "coffee.md") == (home / "coffee.md").resolve()
+    for name in (".secrets.txt", ".config/gh/hosts.yml", "linked.md", str(home / ".secrets.txt")):
+        with pytest.raises(ToolInputError, match="a hidden file or folder") as refused:
+            folder.file("source", name)
+        assert "\n" not in str(refused.value) and not leaked(str(refused.value))

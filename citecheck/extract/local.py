@@ -90,9 +90,14 @@ def read_local_files(files: Mapping[str, str], folder: str | Path | None, pdf=No
     return out
 
 
+def hidden(path: PurePath) -> bool:
+    """Whether a part of `path` (relative to a folder) is hidden: starts with '.' ('..' is `confined`'s)."""
+    return any(part.startswith(".") and part != ".." for part in path.parts)
+
+
 def unnamed(path: PurePath) -> str | None:
     """Why a file at `path` (relative to the documents folder) is not one of its documents, or None."""
-    if any(part.startswith(".") and part != ".." for part in path.parts):     # '..': `confined` says why
+    if hidden(path):
         return "a hidden file or folder"
     if path.suffix.lower() not in sources.SOURCE_SUFFIXES:
         return f"not a source document ({', '.join(sources.SOURCE_SUFFIXES)})"
