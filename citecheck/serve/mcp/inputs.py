@@ -4,7 +4,8 @@ Rules:
 - Every file argument names a file inside the documents folder (`mcp --root`, default the current
   directory): a path relative to it, or an absolute one inside it. `..`, a symlink leading out, a
   directory, a device or a FIFO is refused unread: `extract.documents.confined`, the rule of
-  `extract --documents`; so is a hidden file or folder, or a link to one (`extract.local.hidden`). A folder argument (extract's documents) must be a directory inside it.
+  `extract --documents`; so is a hidden file or folder, or a link to one (`extract.local.hidden`). A
+  folder argument (extract's documents) must be a directory inside it.
 - Caps, the CLI's settings: an answer given inline is at most ANSWER_MAX_BYTES (UTF-8); a claim at
   most CLAIM_MAX_CHARS (batch's cap); a claim's URLs at most API_MAX_URLS (the /verify API's cap), each
   an http(s) URL with a host. Text holding a lone surrogate is refused.
