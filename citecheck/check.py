@@ -20,14 +20,16 @@ Rules:
 - `--answer FILE` takes the citations from an LLM answer (`answer_citations`); `--fail-on` is the CI
   gate (`ci_gate`: exit 3 when a listed verdict occurs, after everything is printed).
 - Local files (`extract.local`): a citation of a file a Markdown answer names (`file`) is checked when that
-  file is the source (`names_file`; without `--source`, the one file the answer names is the source); one of
-  another file is skipped with a line. With no quote it is judged against the section `best_section` picks.
+  file is the `--source` the user named (`names_file`; without `--source` nothing is read: one line says
+  which file to name); one of another file is skipped with a line. With no quote it is judged against the
+  section `best_section` picks; a near miss shows at most the quote's length of the file (`bounded`).
 """
 from __future__ import annotations
 
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Callable
 
@@ -63,12 +65,17 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
     threshold = gate_of(threshold, ctx.settings)
     judge_ctx, outage = ctx, None
     sections = matching.Sections(document)          # normalised once for every citation
+    ranked: dict[str, str] = {}                     # claim -> best_section: once per claim, not per marker
     out = []
     for citation in citations:
         section = citation["section"]
         if section is None and citation.get("file") and not matching.has_content(citation["quote"]):
-            section = best_section(citation["claim"], document, ctx.settings.retrieval)
+            if citation["claim"] not in ranked:
+                ranked[citation["claim"]] = best_section(citation["claim"], document, ctx.settings.retrieval)
+            section = ranked[citation["claim"]]
         match = matching.locate(citation["quote"], sections, section, max_chars=ctx.settings.near_miss_max_chars)
+        if citation.get("file"):
+            match = bounded(match, citation["quote"])
         decided = decide(match, None, threshold)
         if match.status != MISSING:
             source = judge_source(match, document)
@@ -87,6 +94,15 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
         out.append((SourceRow(id=citation["id"], status=match.status, section=match.section,
                               span_start=match.start, span_end=match.end, **decided).to_dict(), match))
     return out
+
+
+def bounded(match: matching.Match, quote: str | None) -> matching.Match:
+    """A near miss in a local file showing at most the quote's own length of the file's text: its closest
+    span (the diff's source side, the row's evidence) cut to the normalised quote's length."""
+    if match.closest is None or len(match.closest) <= len(needle := matching.normalise(quote)):
+        return match
+    closest = match.closest[:len(needle)]
+    return replace(match, closest=closest, diff=matching.word_diff(needle, closest))
 
 
 def best_section(claim: str, document: Document, how: str) -> str:
@@ -276,7 +292,7 @@ def checkable(citations: list[dict], source: str | Path | None = None) -> tuple[
 def answer_citations(answer: str, fmt: str, source: str | None, document: Document | None,
                      ctx: RunContext) -> tuple[Document, list[dict], list[str]]:
     """(the source, the answer's quoted citations, its problems by position): read with the source as
-    document 0 (its text as sent, or the PDF); without a source, the one local file the answer names
+    document 0 (its text as sent, or the PDF); without a source, a ValueError naming the file to name
     (`local_source`). URL citations are batch's (a note says how many); an answer without a quoted
     citation, or with no source to check it against, is a ValueError."""
     from .extract.command import read_answer, report
@@ -291,20 +307,18 @@ def answer_citations(answer: str, fmt: str, source: str | None, document: Docume
                          (f" ({batch_note})" if result.claims else ""))
     if result.claims:
         report("check", answer, [batch_note])
-    return (document or local_source(result, answer, ctx), result.citations,
+    return (document or local_source(result, answer), result.citations,
             [f"{answer}: {problem}" for problem in result.problems])
 
 
-def local_source(result, answer: str, ctx: RunContext) -> Document:
-    """The source of an answer given without --source: the one local file it names, read from its folder;
-    else a ValueError saying what to do."""
-    from .extract.command import local_files
+def local_source(result, answer: str) -> Document:
+    """The source of an answer given without --source: none is read (an answer names files, the user names
+    the source: `extract.local`); a ValueError saying which file to name."""
     names = list(result.files)
-    if len(names) != 1:
-        raise ValueError(f"{answer}: name the source with --source FILE" + (
-            f" (the answer cites {len(names)} local files: {', '.join(names)}; `citecheck check-answer "
-            f"{answer}` checks each marker against its own file)" if names else " (the answer names no local file)"))
-    local = local_files(result, answer, None, ctx)
-    if local.problems:
-        raise ValueError(f"{answer}: {local.problems[0]}")
-    return local.documents[names[0]]
+    if len(names) == 1:
+        raise ValueError(f"{answer}: name the source with --source FILE (the answer cites the local file "
+                         f"{names[0]}; only a file you name is read)")
+    raise ValueError(f"{answer}: name the source with --source FILE" + (
+        f" (the answer cites {len(names)} local files: {', '.join(names)}; `citecheck check-answer "
+        f"{answer} --documents DIR` checks each marker against its own file)" if names
+        else " (the answer names no local file)"))

@@ -76,6 +76,8 @@ DEFAULTS = {
     "JUDGE_EXTRA_BUFTS": "0",
     "NEAR_MISS_MAX_CHARS": "5000",
     "ANSWER_MAX_BYTES": str(4 * 1024 * 1024),
+    "ANSWER_MAX_MARKERS": "1000",
+    "ANSWER_MAX_REPORT_BYTES": str(16 * 1024 * 1024),
     "CLAIM_MAX_CHARS": "2000",
     "PDF_MAX_BYTES": str(20 * 1024 * 1024),
     "PDF_MAX_PAGES": "300",
@@ -331,6 +333,8 @@ class Settings:
     judge_extra_bufts: bool = False
     near_miss_max_chars: int = 5000
     answer_max_bytes: int = 4 * 1024 * 1024
+    answer_max_markers: int = 1000      # citations read from one answer; the rest: one problem line
+    answer_max_report_bytes: int = 16 * 1024 * 1024   # one answer's outputs or report: else one line
     claim_max_chars: int = 2000          # a batch claim longer than this is a skipped line
     pdf: PdfLimits = field(default_factory=PdfLimits)
     extract_max_seconds: float = 10.0   # an HTML page's text extraction (lxml, trafilatura), in the sandbox
@@ -403,6 +407,8 @@ class Settings:
             judge_extra_bufts=read.flag("JUDGE_EXTRA_BUFTS"),
             near_miss_max_chars=read.positive("NEAR_MISS_MAX_CHARS", integer=True),
             answer_max_bytes=read.positive("ANSWER_MAX_BYTES", integer=True),
+            answer_max_markers=read.positive("ANSWER_MAX_MARKERS", integer=True),
+            answer_max_report_bytes=read.positive("ANSWER_MAX_REPORT_BYTES", integer=True),
             claim_max_chars=read.positive("CLAIM_MAX_CHARS", integer=True),
             pdf=PdfLimits(max_bytes=read.positive("PDF_MAX_BYTES", integer=True),
                           max_pages=read.positive("PDF_MAX_PAGES", integer=True),

@@ -276,6 +276,11 @@ ANSWER_FORMATS = ("markdown", "anthropic", "openai", "perplexity")
 MARKDOWN_ANSWER, ANTHROPIC_ANSWER, OPENAI_ANSWER, PERPLEXITY_ANSWER = ANSWER_FORMATS
 ANSWER_FORMAT_CHOICES = ("auto", *ANSWER_FORMATS)
 """What a command's answer-format option accepts."""
+DOCUMENT_NOT_NAMED = "document_not_named"
+"""A local file an answer cites that is not among the documents the user named (`extract.local`): not in
+--documents DIR, hidden, or not a source format. It is never read; its citations are unchecked."""
+TOO_MANY_MARKERS = "too_many_markers"
+"""An answer's citations past ANSWER_MAX_MARKERS: not extracted or checked (one problem line counts them)."""
 
 # ---------------------------------------------------------------- the answer report (citecheck.answer)
 

@@ -399,3 +399,17 @@ def test_answer_files_bad_bytes_size_and_missing(tmp_path):
         extract.extract_file(big, max_bytes=100)
     with pytest.raises(extract.AnswerError, match="answer file not found"):
         extract.extract_file(tmp_path / "none.json")
+
+
+def test_a_local_files_quoted_passage_travels_as_the_quote_not_inside_the_claim():
+    text = ('Water boils hot [1]. As the notes say, "Water boils at 100 °C at sea level." [1] It is good.\n\n'
+            '"Brew at 93 °C" [1] and "grind fresh" [1], the notes add.\n\n'
+            "> Keep beans in a jar. [1]\n\nSources:\n[1] coffee.md\n")
+    assert [(c["claim"], c["quote"]) for c in extract.extract(text, "markdown").citations] == [
+        ("Water boils hot.", None),
+        ("As the notes say", "Water boils at 100 °C at sea level."),    # the sentence without its passage
+        ("and, the notes add.", "Brew at 93 °C"),                        # both passages out, one claim
+        ("and, the notes add.", "grind fresh"),
+        ("Keep beans in a jar.", "Keep beans in a jar.")]               # the sentence is the quote: the quote
+    url = extract.extract('As the page says, "water boils" [1].\n\n[1]: https://example.com/a\n', "markdown")
+    assert url.claims[0]["claim"] == 'As the page says, "water boils".'   # a URL citation's: the sentence

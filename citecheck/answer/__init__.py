@@ -31,16 +31,22 @@ def report(text: str, ctx: RunContext, *, fmt: str = "auto", name: str = "answer
            folder_name: str | None = None) -> AnswerReport:
     """The report of one answer given as text (`fmt`: auto or an answer format). `source`: the document its
     quoted citations cite (document 0), `documents`: what was sent with the answer, to check its character
-    and page ranges (extract's). `folder`: where the local files a Markdown answer names are
-    (`extract.local`; None: they are unchecked), `folder_name` how messages call it. `threshold`: the
+    and page ranges (extract's). `folder`: the documents folder the user named, the only place the local
+    files a Markdown answer names are read from (`extract.local`; None: none is read, each is unchecked),
+    `folder_name` how messages call it. `threshold`: the
     AUTO_ACCEPT gate (None: the run's). An answer that cannot be read raises extract's AnswerError (one
     line); an offline cache miss or a missing key raises as in verify; anything one citation raises is its
-    labelled row; a local file that cannot be read is a reading problem and its markers are unchecked."""
-    from ..extract.local import ANSWER_FOLDER, read_local_files
+    labelled row; a local file that cannot be read is a reading problem and its markers are unchecked. A
+    report whose sentences and claims alone are over ANSWER_MAX_REPORT_BYTES raises before any check."""
+    from ..extract.local import read_local_files
     from .checks import check_markers
     from .read import read
     from .rows import build
-    answer = read(text, fmt, documents)
-    local = read_local_files(answer.files, folder, ctx.settings.pdf, folder_name=folder_name or ANSWER_FOLDER)
+    from ..extract.command import within_report_cap
+    answer = read(text, fmt, documents, ctx.settings.answer_max_markers)
+    within_report_cap(len(answer.prose.encode()) + sum(len(m.claim.encode()) for m in answer.markers), ctx,
+                      "the report (its sentences and its markers' claims alone)")   # before any check
+    local = read_local_files(answer.files, folder, ctx.settings.pdf,
+                             folder_name=folder_name or f"--documents {folder}")
     answer.problems += local.problems
     return build(name, answer, check_markers(answer, ctx, gate_of(threshold, ctx.settings), source, local))

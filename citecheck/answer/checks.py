@@ -12,7 +12,8 @@ Rules:
   (no model asked), no judge -> not_found / judge_unavailable. Without a source, for another
   document_index, or with neither quote nor section, it is `unchecked` and says why.
 - A citation of a local file (`extract.local`) is checked the same way against that file (with no quote:
-  against the section `check.best_section` picks); a file that was not read leaves it `unchecked`, why.
+  against the section `check.best_section` picks); a file that was not read leaves it `unchecked`, why
+  (`document_not_named` for one the user did not name: its problem line says how to name it).
 - A marker that points at no source is `no_source`, with the reader's words.
 - The AUTO_ACCEPT gate is the run's (`review.Gate`), as in verify and check.
 """
@@ -82,7 +83,7 @@ def _target(source: Quote, document: Document | None, local: LocalFiles) -> tupl
     """(the document a quoted citation is checked against, None) or (None, why it is unchecked)."""
     provenance, file = dict(source.provenance), local_file(source)
     if file is not None:
-        return (local.documents[file], None) if file in local.documents else (None, local.why_not(file))
+        return (local.documents[file], None) if file in local.documents else (None, local.reason(file))
     if document is None:
         return None, "no source document was given to look in"
     if provenance.get("document_index", 0) != 0:

@@ -5,10 +5,13 @@ Rules:
 - ANSWER is read as `extract` reads it (format named or detected, at most ANSWER_MAX_BYTES, UTF-8);
   `--source FILE` is the document its quoted citations cite (document 0, split as `check` splits it, its
   text as sent checking their ranges). Cited URLs are fetched and judged as `verify` does them. The local
-  files a Markdown answer names are read from `--documents DIR`, else the answer's folder (`extract.local`).
+  files a Markdown answer names are read only from `--documents DIR`, the documents the user named
+  (`extract.local`; the answer's own folder: `--documents .`); without it none is read.
 - stdout: the two headline lines (`citation_precision=…`, `citation_recall=…`), a line per sentence and
   one per problem; `--json` prints the report's JSON instead. `--out FILE.csv` and `--report FILE.html`
   write the CSV and the HTML report (`answer.outputs`).
+- The report (its JSON) is at most ANSWER_MAX_REPORT_BYTES: over it, one line and nothing printed or written
+  (checked from the answer's sentences and claims before any check, and on the JSON at the end).
 - Exit status (`ci_gate`): 1 when the answer had a reading problem (a marker pointing nowhere, a range
   outside its text, …: each one line, the rest still reported); `--fail-under X`: 3 when citation
   precision is below X (after everything is printed); else 0. An answer that cannot be read at all is one
@@ -32,8 +35,9 @@ def add_arguments(parser) -> None:
                         help="the answer's format (default auto: detected from its content)")
     parser.add_argument("--source", metavar="FILE", help="the document the answer's quoted citations cite "
                                                          "(document 0): RFC text, Markdown, text or PDF")
-    parser.add_argument("--documents", metavar="DIR", help="where the local files a Markdown answer's source "
-                                                          "list names are (default: the answer's folder)")
+    parser.add_argument("--documents", metavar="DIR",
+                        help="the folder of the documents you name: the local files a Markdown answer's "
+                             "source list names are read only from it (default: none is read)")
     parser.add_argument("--source-format", choices=sources.FORMATS, default=None,
                         help="how to split the source (default: from the file, as check does)")
     parser.add_argument("--json", action="store_true", help="print the report's JSON instead of the text")
@@ -55,6 +59,7 @@ def _source(path: str, fmt: str | None, ctx: RunContext):
 
 def run(args, ctx: RunContext) -> int:
     from ..extract import read_text
+    from ..extract.command import within_report_cap
     from ..verdict import ci_gate
     from ..verdict.review import Gate
     from ..web import netguard
@@ -64,10 +69,11 @@ def run(args, ctx: RunContext) -> int:
     before = netguard.lookups()
     result = report(text, ctx, fmt=args.format, name=str(args.answer), source=document,
                     documents=[sent] if sent is not None else (), threshold=Gate.of(ctx.settings),
-                    folder=args.documents or Path(args.answer).parent,
-                    folder_name=args.documents and f"--documents {args.documents}")
+                    folder=args.documents, folder_name=f"--documents {args.documents}")
     netguard.tell_if_offline("check-answer", before)
-    print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) if args.json else outputs.text(result))
+    data = json.dumps(result.to_dict(), indent=2, ensure_ascii=False)
+    within_report_cap(len(data.encode()), ctx, "the report")
+    print(data if args.json else outputs.text(result))
     if args.out:
         outputs.write_csv(result, args.out)
     if args.report:

@@ -37,8 +37,11 @@ if tuple(READERS) != FORMATS[1:]:
     raise ImportError(f"the readers {tuple(READERS)} are not vocabulary.ANSWER_FORMATS")
 MAX_BYTES = Settings.answer_max_bytes
 """Largest answer file read (ANSWER_MAX_BYTES's default, 4 MiB); an LLM answer is kilobytes."""
+MAX_MARKERS = Settings.answer_max_markers
+"""Most citations read from one answer (ANSWER_MAX_MARKERS's default); the rest are one problem line."""
 
-__all__ = ["AnswerError", "AnswerFormatError", "Extraction", "FORMATS", "MAX_BYTES", "Problem", "READERS",
+__all__ = ["AnswerError", "AnswerFormatError", "Extraction", "FORMATS", "MAX_BYTES", "MAX_MARKERS", "Problem",
+           "READERS",
            "detect", "extract", "extract_file", "read_text"]
 
 
@@ -65,18 +68,20 @@ def detect(text: str) -> str:
                              "anthropic (content), openai (output) or perplexity (choices)")
 
 
-def extract(text: str, fmt: str = "auto", documents: Documents = ()) -> Extraction:
-    """Claims, citations and problems of one answer; AnswerFormatError if it is not `fmt`."""
+def extract(text: str, fmt: str = "auto", documents: Documents = (), *,
+            max_markers: int = MAX_MARKERS) -> Extraction:
+    """Claims, citations and problems of one answer (at most `max_markers` citations, ANSWER_MAX_MARKERS);
+    AnswerFormatError if it is not `fmt`."""
     if fmt not in FORMATS:
         raise AnswerError(f"unknown answer format {fmt!r}; use one of {', '.join(FORMATS)}")
     name = detect(text) if fmt == "auto" else fmt
-    return READERS[name].extract(text, documents)
+    return READERS[name].extract(text, documents, max_markers)
 
 
 def extract_file(path: str | Path, fmt: str = "auto", documents: Documents = (), *,
-                 max_bytes: int = MAX_BYTES) -> Extraction:
+                 max_bytes: int = MAX_BYTES, max_markers: int = MAX_MARKERS) -> Extraction:
     """extract() on a UTF-8 file, refusing one over max_bytes; every failure is one line naming the file."""
-    return extract(read_text(path, fmt, max_bytes=max_bytes), fmt, documents)
+    return extract(read_text(path, fmt, max_bytes=max_bytes), fmt, documents, max_markers=max_markers)
 
 
 def read_text(path: str | Path, fmt: str = "auto", *, max_bytes: int = MAX_BYTES) -> str:

@@ -26,8 +26,9 @@ class Reader(ABC):
     def parse(self, text: str, documents: Documents = ()) -> Parsed:
         """The answer's prose, anchors and problems; raises AnswerFormatError if it is not this format."""
 
-    def extract(self, text: str, documents: Documents = ()) -> Extraction:
-        return assemble(self.name, self.parse(text, documents))
+    def extract(self, text: str, documents: Documents = (), max_markers: int | None = None) -> Extraction:
+        """The answer's inputs (`assemble`), at most `max_markers` citations (None: every one)."""
+        return assemble(self.name, self.parse(text, documents), max_markers)
 
 
 class JsonReader(Reader):

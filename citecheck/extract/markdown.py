@@ -22,7 +22,8 @@ Rules (CommonMark/GFM syntax, read by rules, not by a Markdown-to-HTML library, 
   marker stands in (its text since the block's start or the marker before it), else the double-quoted
   passage ("...", “...”, «...») it directly follows (only spaces and punctuation between), with content
   (`matching.has_content`), shared by at most QUOTE_SHARED markers; else None: a claim to judge against
-  the file. `Rendered.files` names each cited file with the position of its entry.
+  the file. The quote travels as the citation's quote, not in its claim (`assemble`). `Rendered.files`
+  names each cited file with the position of its entry.
 - Fenced code is not prose and cites nothing; inline code keeps its text. Headings, list items, table
   rows and block quotes each start a new paragraph, their prefixes removed; so does the text after a
   bold run-in heading (`**Under pressure:** Inside ...`), which is a heading of its own; `**` is removed.
@@ -234,8 +235,9 @@ class _Renderer:
         if not uses:
             return
         prose = self.prose.text
-        passages = [(m.end(), m.start(m.lastgroup), m.end(m.lastgroup)) for m in _QUOTED.finditer(prose)]
-        ends = [end for end, _, _ in passages]
+        passages = [(m.end(), m.start(m.lastgroup), m.end(m.lastgroup), m.start())
+                    for m in _QUOTED.finditer(prose)]
+        ends = [end for end, *_ in passages]
         block_starts = [lo for lo, _ in self.block_quotes]
         since: dict[int, tuple[int, int]] = {}          # block -> (start of the current segment, last point)
         shared: dict[tuple[int, int], list] = {}         # passage span -> [its quote, markers it served]
@@ -247,17 +249,17 @@ class _Renderer:
                 if point != last:                        # a block quote's text since its previous marker
                     begin = last if last is not None else begin
                     since[k] = (begin, point)
-                span = (begin, point)
+                span = cut = (begin, point)
             else:
                 j = bisect_right(ends, point) - 1
                 if j >= 0 and _QUOTE_GAP.fullmatch(prose, ends[j], point):
-                    span = passages[j][1:]
+                    span, cut = passages[j][1:3], (passages[j][3], ends[j])
             entry = shared.setdefault(span, [None, 0]) if span else [None, QUOTE_SHARED]
             if entry[1] < QUOTE_SHARED:
                 entry[0] = entry[0] or " ".join(prose[span[0]:span[1]].split()).strip("\"\u201c\u201d\u00ab\u00bb ")
                 entry[1] += 1
                 if has_content(entry[0]):
-                    self.out.links[n] = replace(use, link=replace(use.link, quote=entry[0]))
+                    self.out.links[n] = replace(use, link=replace(use.link, quote=entry[0], passage=cut))
             name = local_file(use.link)
             self.out.files.setdefault(name, self.file_entries[name])
 

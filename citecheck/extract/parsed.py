@@ -57,10 +57,12 @@ class Link:
 @dataclass(frozen=True)
 class Quote:
     """A quoted document citation (source-document flow); provenance is kept as (field, value) pairs. A
-    citation of a local file (a Markdown source list naming one) carries ("file", its name as written)."""
+    citation of a local file (a Markdown source list naming one) carries ("file", its name as written), and
+    `passage`: the span of the prose its quote was read from (quote marks included), left out of its claim."""
     quote: str | None
     section: str | None
     provenance: tuple[tuple[str, object], ...] = ()
+    passage: tuple[int, int] | None = field(default=None, compare=False)
 
 
 def local_file(source: "Link | Quote | None") -> str | None:

@@ -11,7 +11,9 @@ Rules:
   full stop ("boils.[1]") and one before it ("boils [1].") both cite "boils." A point before the first
   sentence belongs to the first.
 - A span belongs to every sentence it overlaps (a span over blank space is read as its start point).
-- The claim is those sentences' text with each run of whitespace made one space.
+- The claim is those sentences' text with each run of whitespace made one space (with `cuts`: those spans
+  of the prose left out, a space left before punctuation and a comma, colon or semicolon left at an end
+  dropped).
 - Linear in the text: it is split once (`Sentences`), and a point or span is placed by bisection over the
   sentences' starts and ends (sentences are in order and never overlap), never by a scan of them all.
 """
@@ -23,6 +25,7 @@ from bisect import bisect_left, bisect_right
 import pysbd
 
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")
+_SPACE_PUNCT = re.compile(r" ([.,;:!?])")
 WINDOW = 5_000
 """Most characters of a paragraph pysbd reads at once: its cost grows with the square of what it reads
 (each abbreviation rewrites, and each sentence is looked for in, the whole of it)."""
@@ -98,5 +101,13 @@ class Sentences:
                 return tuple(range(first, last + 1))
         return (max(bisect_left(self._starts, start) - 1, 0),)
 
-    def claim(self, indices: tuple[int, ...]) -> str:
-        return " ".join(" ".join(self.text[self.spans[i][0]:self.spans[i][1]].split()) for i in indices)
+    def claim(self, indices: tuple[int, ...], cuts: list[tuple[int, int]] = ()) -> str:
+        """The text of the sentences `indices` without the prose spans `cuts` (sorted; module rules)."""
+        if not cuts:
+            return " ".join(" ".join(self.text[self.spans[i][0]:self.spans[i][1]].split()) for i in indices)
+        pieces, at = [], self.spans[indices[0]][0]
+        for lo, hi in cuts:
+            pieces.append(self.text[at:max(lo, at)])
+            at = max(at, hi)
+        pieces.append(self.text[at:self.spans[indices[-1]][1]])
+        return _SPACE_PUNCT.sub(r"\1", " ".join(" ".join(pieces).split())).strip(" ,;:")

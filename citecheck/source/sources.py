@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .document import Document, Section
 from .pdf_text import load_limited
-from .text import MAX_DEPTH, decode, not_text, read_file, too_deep
+from .text import MAX_DEPTH, decode, not_text, read_file, read_head, too_deep
 
 FORMATS = ("rfc", "markdown", "text", "pdf")
 
@@ -38,6 +38,11 @@ _MD_HEADING = re.compile(r"^(#{1,6})\s+(?P<title>.+?)\s*#*\s*$")
 _RFC_MARK = re.compile(r"^Request for Comments: \d+|^RFC \d+ {2,}\S|\[Page \d+\]\s*$", re.MULTILINE)
 EXTENSION_FORMATS = {".md": "markdown", ".markdown": "markdown", ".pdf": "pdf"}
 """Formats chosen by extension alone (pdf only where FORMATS has it)."""
+SOURCE_SUFFIXES = (*EXTENSION_FORMATS, ".txt")
+"""The file names read as sources when an untrusted answer names them (`extract.local`): Markdown, PDF,
+and text (plain or RFC)."""
+RFC_HEAD = 20_000
+"""Characters of a file `looks_like_rfc` reads: an RFC's header and first pages."""
 
 
 def clean_rfc(raw: str) -> str:
@@ -147,20 +152,21 @@ def load(path: str | Path, fmt: str = "rfc", *, pdf=None) -> Document:
 
 def looks_like_rfc(text: str) -> bool:
     """An RFC names itself ("Request for Comments: 7519") or carries RFC page furniture."""
-    return bool(_RFC_MARK.search(text[:20000]))
+    return bool(_RFC_MARK.search(text[:RFC_HEAD]))
 
 
 def detect_format(path: str | Path) -> str:
-    """The format a file's extension (or, for text, its content) implies (see module rules)."""
+    """The format a file's extension (or, for text, its first RFC_HEAD characters) implies (module rules):
+    the file is read as `load` reads it, its type and size checked on the descriptor before any byte."""
     path = Path(path)
     by_extension = EXTENSION_FORMATS.get(path.suffix.lower())
     if by_extension in FORMATS:
         return by_extension
     try:
-        raw = path.read_text(encoding="utf-8", errors="replace")
+        head = read_head(path, f"source file {path}", 4 * RFC_HEAD)   # UTF-8: at most 4 bytes a character
     except FileNotFoundError:
         raise FileNotFoundError(f"source file not found: {path}") from None
-    return "rfc" if looks_like_rfc(raw) else "text"
+    return "rfc" if looks_like_rfc(head.decode("utf-8", errors="replace")) else "text"
 
 
 def _other_format_hint(raw: str, fmt: str) -> str:

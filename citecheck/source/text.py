@@ -5,8 +5,9 @@ Rules:
   naming the file, the byte and its offset.
 - A string is text when it encodes as UTF-8: a lone surrogate (JSON's "\\ud800" escape decodes to one)
   is not, and is reported with its position, never passed on to crash a later stage.
-- A file read from outside (`read_file`) is a regular file (checked on the opened descriptor, so nothing
-  swapped in after a check is read: no device, FIFO or socket) of at most MAX_FILE_BYTES.
+- A file read from outside (`read_file`, `read_head`) is a regular file (checked on the opened descriptor,
+  so nothing swapped in after a check is read: no device, FIFO or socket) of at most MAX_FILE_BYTES: its
+  size is checked on that descriptor before a byte is read (a 10 GB sparse file costs one fstat).
 - JSON nested deeper than MAX_DEPTH (arrays and objects) is refused before it is parsed (`too_deep`,
   one linear pass): Python's parser and every walker recurse.
 """
@@ -49,18 +50,35 @@ def not_text(value: str) -> str | None:
     return None
 
 
+def _open_regular(path: str | Path, name: str, max_bytes: int) -> int:
+    """An open descriptor of a regular file of at most `max_bytes` (fstat on the descriptor: module rules);
+    FileNotFoundError when it is missing, ValueError naming `name` otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):                  # before fdopen, which refuses a directory by fd
+        os.close(fd)
+        raise ValueError(f"{name}: not a regular file (a directory, device, FIFO or socket); not read")
+    if info.st_size > max_bytes:
+        os.close(fd)
+        raise ValueError(f"{name}: {info.st_size:,} bytes, over the {max_bytes:,}-byte limit for a file read "
+                         "as text; not read")
+    return fd
+
+
 def read_file(path: str | Path, name: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of a regular file of at most `max_bytes` (module rules); FileNotFoundError when it is
     missing, ValueError naming `name` otherwise."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):          # before fdopen, which refuses a directory by fd number
-        os.close(fd)
-        raise ValueError(f"{name}: not a regular file (a directory, device, FIFO or socket); not read")
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(max_bytes + 1)
+    with os.fdopen(_open_regular(path, name, max_bytes), "rb") as handle:
+        data = handle.read(max_bytes + 1)               # a file growing after the fstat is still cut here
     if len(data) > max_bytes:
         raise ValueError(f"{name}: over the {max_bytes:,}-byte limit for a file read as text; not read")
     return data
+
+
+def read_head(path: str | Path, name: str, head: int, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The first `head` bytes of a file `read_file` would read (the same checks, made before reading)."""
+    with os.fdopen(_open_regular(path, name, max_bytes), "rb") as handle:
+        return handle.read(head)
 
 
 def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:

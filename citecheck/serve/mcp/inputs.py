@@ -4,7 +4,8 @@ Rules:
 - Every file argument names a file inside the documents folder (`mcp --root`, default the current
   directory): a path relative to it, or an absolute one inside it. `..`, a symlink leading out, a
   directory, a device or a FIFO is refused unread: `extract.documents.confined`, the rule of
-  `extract --documents`. A folder argument (extract's documents) must be a directory inside it.
+  `extract --documents`; so is a hidden file or folder, or a link to one (`extract.local.hidden`). A
+  folder argument (extract's documents) must be a directory inside it.
 - Caps, the CLI's settings: an answer given inline is at most ANSWER_MAX_BYTES (UTF-8); a claim at
   most CLAIM_MAX_CHARS (batch's cap); a claim's URLs at most API_MAX_URLS (the /verify API's cap), each
   an http(s) URL with a host. Text holding a lone surrogate is refused.
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from ...extract.documents import confined
+from ...extract.local import hidden
 from ...verify import is_text
 from ...web import netguard
 
@@ -102,11 +104,14 @@ class Folder:
         """The regular file `name` inside the folder (symlinks resolved), or a ToolInputError saying why."""
         relative = self._relative(argument, name)
         try:
-            return confined(self.root, relative)
+            real = confined(self.root, relative)
         except FileNotFoundError:
             raise ToolInputError(f"{argument}: no file {name!r} in the documents folder") from None
         except ValueError as exc:
             raise ToolInputError(f"{argument}: {exc}") from None
+        if hidden(PurePath(relative)) or hidden(real.relative_to(self.root)):
+            raise ToolInputError(f"{argument}: {name}: a hidden file or folder (or a link to one); not read")
+        return real
 
     def folder(self, argument: str, name: str) -> Path:
         """The directory `name` inside the folder (symlinks resolved), or a ToolInputError saying why."""
