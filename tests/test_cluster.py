@@ -164,9 +164,13 @@ def test_secrets_reach_workers_by_environment_and_never_sit_in_a_task(tmp_path, 
 
 def test_a_forged_worker_result_is_a_labelled_row_and_nothing_of_it_is_written(tmp_path, make_ctx, monkeypatch):
     """A hostile worker returns forged rows and cache entries: each is worker_result_invalid, the honest
-    one is kept, no forged entry reaches the cache store, and the driver gates every row itself."""
+    ones are kept, no forged entry reaches the cache store, and the driver gates every row itself. An entry
+    is stored only under the digest of its request, and only for a request its citation makes: its own
+    page, a judge question about its claim (or about a fact its own facts step answered)."""
     kinds = ["honest", "label", "confidence", "nan", "key", "reason", "other-url", "entry", "function", "auto",
-             "unsure", "surrogate", "tuple", "secret"]
+             "unsure", "surrogate", "tuple", "secret", "honest-entry", "misfiled", "other-page", "other-claim",
+             "fed-facts"]
+    kept = {"honest", "auto", "honest-entry", "fed-facts"}
     path = write_jsonl(tmp_path / "claims.jsonl", [{"id": k, "claim": f"claim {k}", "urls": [f"http://x/{k}/1"]}
                                                    for k in kinds])
     monkeypatch.setattr(cluster, "check_on_worker", cluster_tasks.hostile)
@@ -176,17 +180,20 @@ def test_a_forged_worker_result_is_a_labelled_row_and_nothing_of_it_is_written(t
     assert (rows["honest"]["label"], rows["honest"]["confidence"], rows["honest"]["auto"]) == ("supported", 0.9,
                                                                                               True)
     assert (rows["auto"]["label"], rows["auto"]["auto"]) == ("supported", False)      # gated here, not there
-    for kind in set(kinds) - {"honest", "auto"}:
+    for kind in set(kinds) - kept:
         assert (rows[kind]["label"], rows[kind]["reason"], rows[kind]["confidence"]) == (
             "not_found", "worker_result_invalid", None), kind
     from citecheck.cache import Cache
-    assert Cache(ctx.settings.cache_path, offline=True).stored() == {}
+    stored = Cache(ctx.settings.cache_path, offline=True).stored()
+    assert sorted(entry["function"] for entry in stored.values()) == [
+        "fetch.direct", "judge.facts/openai", "judge.json/openai", "judge.json/openai"]
+    assert not any("victim" in repr(entry) for entry in stored.values())
     written = repr(audit_rows(ctx.settings.audit_db))
     assert len(audit_rows(ctx.settings.audit_db)) == len(kinds)
     assert "DROP TABLE" not in written and "supported_for_sure" not in written and "elsewhere" not in written
     assert cluster_tasks.CANARY not in written
     again = batch.run_batch(path, ctx, verify=lambda c, u: {"url": u, "label": "not_found"})
-    assert (again.reused, again.decided) == (2, len(kinds) - 2)      # transient: a resumed batch checks again
+    assert (again.reused, again.decided) == (len(kept), len(kinds) - len(kept))   # transient: checked again
 
 
 def test_a_second_client_without_the_run_s_credentials_cannot_join_a_local_cluster(ctx):
