@@ -68,6 +68,12 @@ def service_secrets() -> dict:
     return {name: bool(os.environ.get(name)) for name in config.SERVICE_SECRETS}
 
 
+def started_with(values: list) -> list:
+    """Which of `values` the environment this process started with holds (/proc/self/environ)."""
+    environ = Path("/proc/self/environ").read_bytes()
+    return [value for value in values if value.encode() in environ]
+
+
 CANARY = "sk-cluster-canary-Q7Z81F9K2M"
 """A judge key's value that a hostile worker's page entry echoes (the driver must refuse to store it)."""
 VERDICT = '{"label": "supported", "evidence_quote": "a page", "confidence": 0.9}'

@@ -1,6 +1,7 @@
 """batch --cluster: a Dask LocalCluster gives the thread pool's rows; killed workers, leases, secrets."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -219,19 +220,58 @@ def test_a_second_client_without_the_run_s_credentials_cannot_join_a_local_clust
                     raise ConnectionError("closed without a word")
 
 
-def test_local_workers_hold_no_service_secret(tmp_path, make_ctx, monkeypatch):
-    """A worker process starts with the driver's environment: REVIEW_TOKEN and JUDGE_SERVER_KEY are blanked."""
-    secrets = {"REVIEW_TOKEN": "review-canary-X91", "JUDGE_SERVER_KEY": "judge-canary-X92",
+def listening_ports(pids) -> set[int]:
+    """The TCP ports the processes `pids` listen on (their socket inodes in /proc/net/tcp{,6})."""
+    inodes = set()
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                if (target := os.readlink(fd)).startswith("socket:["):
+                    inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def test_local_workers_start_without_secrets_and_hold_no_service_secret(tmp_path, make_ctx, monkeypatch):
+    """A worker process inherits the driver's environment at its start and keeps it in /proc/PID/environ:
+    no secret's value is there; REVIEW_TOKEN and JUDGE_SERVER_KEY are blank; the crawl key still arrives."""
+    secrets = {"REVIEW_TOKEN": "rvw-Canary-8hQ2xLp0Zt7mK4vB9nWc3eRy", "JUDGE_SERVER_KEY": "jsk-Canary-5Tq1Vz8Lm3Xp0Rw7",
                "CRAWLBASE_TOKEN": "crawl-canary-X93"}
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)
     ctx = make_ctx(secrets=secrets)
     with cluster.connect(cluster.Spec(workers=1), ctx.settings, 1) as client:
         seen = list(client.run(cluster_tasks.service_secrets).values())
+        started = list(client.run(cluster_tasks.started_with, list(secrets.values())).values())
         crawl = client.submit(cluster_tasks.holds_secret, ctx.settings, "CRAWLBASE_TOKEN", hashlib.sha256(
             secrets["CRAWLBASE_TOKEN"].encode()).hexdigest(), 0.0, pure=False).result()
     assert seen == [{"JUDGE_SERVER_KEY": False, "REVIEW_TOKEN": False}]
+    assert started == [[]]                               # no value in the environment the worker started with
     assert crawl is True                                 # what a check uses still arrives
+    assert all(os.environ[name] == value for name, value in secrets.items())     # the driver's is restored
+
+
+def test_a_local_cluster_listens_on_its_tls_ports_only(ctx):
+    """No HTTP server (Dask's info pages and dashboard) on the scheduler or a worker, even with 8787 free:
+    the driver and worker processes listen on the scheduler's, workers' and nannies' TLS ports alone."""
+    import socket
+    before = listening_ports([os.getpid()])
+    with contextlib.suppress(OSError), socket.socket() as probe:
+        probe.bind(("127.0.0.1", 8787))                # 8787 free for Dask if nobody else holds it
+    with cluster.connect(cluster.Spec(workers=2), ctx.settings, 1) as client:
+        info = client.scheduler_info()
+        comm = {client.scheduler.address, *info["workers"], *(w["nanny"] for w in info["workers"].values())}
+        pids = list(client.run(os.getpid).values())
+        ports = listening_ports([os.getpid(), *pids]) - before
+        services = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.services))
+    assert all(address.startswith("tls://127.0.0.1:") for address in comm)
+    assert ports == {int(address.rsplit(":", 1)[1]) for address in comm}
+    assert services == []
 
 
 @pytest.fixture

@@ -3,13 +3,14 @@
 Rules:
 - Trust: a scheduler and its workers run code we give them and can return anything (Dask results are
   pickles: unpickling one can run code on the driver). So every link is mutual TLS: `local:N` starts a
-  LocalCluster on tls://127.0.0.1 with temporary credentials held in memory (no other local process can
-  join or read it; no dashboard), and `tls://HOST:PORT` uses a running scheduler with the PEM files
+  cluster on tls://127.0.0.1 with temporary credentials held in memory (no other local process can join
+  or read it) on free ports, with no HTTP server on any node (`batch.nodes`), and `tls://HOST:PORT` uses a running scheduler with the PEM files
   CLUSTER_TLS_CA, CLUSTER_TLS_CERT and CLUSTER_TLS_KEY. Plain `tcp://` (no authentication) is refused.
 - A scheduler that does not finish the handshake within CLUSTER_CONNECT_TIMEOUT seconds, or answers
   anything else, is one error naming the address.
-- Workers get only the secrets a check uses: `config.SERVICE_SECRETS` are blanked in local:N workers (a
-  tls:// cluster's workers read their own environment).
+- Workers get only the secrets a check uses: a local:N worker process starts with no secret in its
+  environment (`batch.nodes`), then gets the check's keys, `config.SERVICE_SECRETS` blank (a tls://
+  cluster's workers read their own environment).
 - A task is one citation, checked and gated by `check_one` on a worker in a context rebuilt there from
   the settings. Settings pickle with their secrets as "read them from the environment where I land", so no
   task holds a key. MiniLM (and the passage vectors it has made) load once per worker process.
@@ -158,16 +159,29 @@ def shippable(settings: Settings) -> Settings:
     return settings.replace(cache_path=settings.cache_path.resolve(), cache_store=store)
 
 
+def local_cluster(workers: int, threads: int, secured, settings: Settings):
+    """A cluster of `workers` processes on tls://127.0.0.1 (free ports) secured by `secured`, with no HTTP
+    server on any node and no secret in a worker's start (`batch.nodes`); the notebooks start theirs here."""
+    from distributed import SpecCluster
+    from . import nodes
+    common = {"host": "127.0.0.1", "protocol": "tls://", "security": secured, "dashboard_address": None}
+    worker = {"cls": nodes.CleanNanny, "options": {
+        **common, "nthreads": threads, "worker_class": nodes.UnservedWorker,
+        "env": worker_environment(settings), "dashboard": False,
+        "silence_logs": logging.ERROR}}
+    scheduler = {"cls": nodes.UnservedScheduler, "options": {**common, "port": 0, "dashboard": False}}
+    return SpecCluster(scheduler=scheduler, workers=dict.fromkeys(range(workers), worker), worker=worker,
+                       security=secured, silence_logs=logging.ERROR)
+
+
 @contextlib.contextmanager
 def connect(spec: Spec, settings: Settings, threads: int):
     """A distributed Client on the cluster over mutual TLS: started (and closed after) for local:N."""
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    from distributed import Client, LocalCluster
+    from distributed import Client
     secured = security(spec, settings)
     if spec.workers:
-        with LocalCluster(n_workers=spec.workers, threads_per_worker=threads, processes=True,
-                          protocol="tls://", host="127.0.0.1", security=secured, dashboard_address=None,
-                          env=worker_environment(settings), silence_logs=logging.ERROR) as cluster, \
+        with local_cluster(spec.workers, threads, secured, settings) as cluster, \
                 Client(cluster, security=secured) as client:
             yield client
         return
