@@ -209,6 +209,11 @@ class ApiLimits:
     header_timeout: float = 10.0
     body_timeout: float = 20.0
 
+    @property
+    def parse_slots(self) -> int:
+        """Sandboxed parses at once in a server (the API's and MCP's parse lane): 2 x API_CONCURRENCY."""
+        return 2 * self.concurrency
+
 
 @dataclass(frozen=True)
 class PdfLimits:
