@@ -243,7 +243,8 @@ def _lines(outputs: list[dict]) -> list[str]:
             lines += [f"{out['stream']}: {line}" for line in out["text"].splitlines()]
         elif "data" in out:
             for kind, value in sorted(out["data"].items()):
-                text = value if isinstance(value, str) else "".join(value) if isinstance(value, list) else repr(value)
+                text = value if isinstance(value, str) else "".join(map(str, value)) if isinstance(
+                    value, list) else repr(value)
                 lines += [f"{kind}: {line}" for line in text.splitlines()] or [f"{kind}: (empty)"]
         else:
             lines.append(f"error: {out['error']}: {out['value']}")

@@ -169,8 +169,8 @@ def test_a_forged_worker_result_is_a_labelled_row_and_nothing_of_it_is_written(t
     is stored only under the digest of its request, and only for a request its citation makes: its own
     page, a judge question about its claim (or about a fact its own facts step answered)."""
     kinds = ["honest", "label", "confidence", "nan", "key", "reason", "other-url", "entry", "function", "auto",
-             "unsure", "surrogate", "tuple", "secret", "honest-entry", "misfiled", "other-page", "other-claim",
-             "fed-facts"]
+             "unsure", "surrogate", "tuple", "secret", "honest-entry", "misfiled", "other-page",
+             "other-claim", "fed-facts"]
     kept = {"honest", "auto", "honest-entry", "fed-facts"}
     path = write_jsonl(tmp_path / "claims.jsonl", [{"id": k, "claim": f"claim {k}", "urls": [f"http://x/{k}/1"]}
                                                    for k in kinds])
@@ -240,8 +240,8 @@ def listening_ports(pids) -> set[int]:
 def test_local_workers_start_without_secrets_and_hold_no_service_secret(tmp_path, make_ctx, monkeypatch):
     """A worker process inherits the driver's environment at its start and keeps it in /proc/PID/environ:
     no secret's value is there; REVIEW_TOKEN and JUDGE_SERVER_KEY are blank; the crawl key still arrives."""
-    secrets = {"REVIEW_TOKEN": "rvw-Canary-8hQ2xLp0Zt7mK4vB9nWc3eRy", "JUDGE_SERVER_KEY": "jsk-Canary-5Tq1Vz8Lm3Xp0Rw7",
-               "CRAWLBASE_TOKEN": "crawl-canary-X93"}
+    secrets = {"REVIEW_TOKEN": "rvw-Canary-8hQ2xLp0Zt7mK4vB9nWc3eRy",
+               "JUDGE_SERVER_KEY": "jsk-Canary-5Tq1Vz8Lm3Xp0Rw7", "CRAWLBASE_TOKEN": "crawl-canary-X93"}
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)
     ctx = make_ctx(secrets=secrets)

@@ -275,8 +275,9 @@ def raw_session(folder: Path, lines: list[str]) -> list[dict]:
     """Spawn the server on a pipe, initialize it, send `lines` one by one and return every reply to them
     (each line is answered, or the wait for its reply times out), then a ping's."""
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), **REPLAY}
-    server = subprocess.Popen([sys.executable, "-m", "citecheck", "mcp", "--root", str(folder)], cwd=ROOT, env=env,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen([sys.executable, "-m", "citecheck", "mcp", "--root", str(folder)], cwd=ROOT,
+                              env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
     replies = []
 
     def exchange(line: str) -> dict:
@@ -286,8 +287,10 @@ def raw_session(folder: Path, lines: list[str]) -> list[dict]:
         assert ready, f"no reply to {line[:60]!r}"
         return json.loads(server.stdout.readline())
     try:
-        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
-        assert "result" in exchange(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {},
+                 "clientInfo": {"name": "raw", "version": "1"}}
+        initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}
+        assert "result" in exchange(json.dumps(initialize))
         server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
         replies = [exchange(line) for line in [*lines, '{"jsonrpc": "2.0", "id": 99, "method": "ping"}']]
     finally:

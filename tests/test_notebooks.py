@@ -8,7 +8,6 @@ import shutil
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -49,7 +48,8 @@ def test_there_are_notebooks():
 
 def test_no_notebook_makes_a_temporary_folder_it_does_not_remove():
     for path in PATHS:
-        code = "\n".join(c.source for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code")
+        cells = nbformat.read(str(path), as_version=4).cells
+        code = "\n".join(c.source for c in cells if c.cell_type == "code")
         assert "mkdtemp(" not in code, path.name
 
 
@@ -94,19 +94,21 @@ def test_a_measured_cell_may_differ_in_its_numbers_only():
 
 
 def test_help_says_what_the_command_does_and_replays_nothing():
-    done = subprocess.run([sys.executable, "-m", "citecheck.notebook", "--help"], capture_output=True, text=True,
-                          cwd=notebook.ROOT, timeout=60, env={**os.environ, "PYTHONPATH": str(notebook.ROOT)})
+    done = subprocess.run([sys.executable, "-m", "citecheck.notebook", "--help"], capture_output=True,
+                          text=True, cwd=notebook.ROOT, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(notebook.ROOT)})
     assert done.returncode == 0 and done.stdout.startswith("usage: python -m citecheck.notebook")
     assert "replaying" not in done.stdout + done.stderr
 
 
+DIFFERS = ("07_at_scale.ipynb: DIFFERS: code cell 6: outputs differ (text); first at line 1: "
+           "committed a / now b")
 FAKE_PYTHON = """#!/usr/bin/env bash
 # stands in for .venv/bin/python: the notebook replay finds one notebook that differs
 if [ "$2" = citecheck.notebook ]; then
   echo "07_at_scale.ipynb: replaying..."
   mkdir -p build/notebooks
-  echo "07_at_scale.ipynb: DIFFERS: code cell 6: outputs differ (text); first at line 1: committed a / now b" \\
-    > build/notebooks/problems.txt
+  echo "$DIFFERS" > build/notebooks/problems.txt
   exit 1
 fi
 echo "ran $*"
@@ -123,11 +125,13 @@ def test_setup_names_a_notebook_that_differs_in_its_last_lines(tmp_path):
     python = tmp_path / ".venv" / "bin" / "python"
     python.write_text(FAKE_PYTHON)
     python.chmod(0o755)
-    want = hashlib.sha256(b"".join((tmp_path / n).read_bytes() for n in ("requirements.txt", "pyproject.toml")))
+    files = (tmp_path / "requirements.txt", tmp_path / "pyproject.toml")
+    want = hashlib.sha256(b"".join(path.read_bytes() for path in files))
     (tmp_path / ".venv" / ".citecheck-requirements").write_text(want.hexdigest() + "\n")
-    done = subprocess.run(["bash", "setup.sh"], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    done = subprocess.run(["bash", "setup.sh"], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                          env={**os.environ, "DIFFERS": DIFFERS})
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.splitlines()[-3:] == [
         "setup.sh: FAILED (exit 1):",
-        "  07_at_scale.ipynb: DIFFERS: code cell 6: outputs differ (text); first at line 1: committed a / now b",
+        f"  {DIFFERS}",
         "  exit 1 from: .venv/bin/python -m citecheck.notebook"]

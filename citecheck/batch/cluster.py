@@ -4,8 +4,9 @@ Rules:
 - Trust: a scheduler and its workers run code we give them and can return anything (Dask results are
   pickles: unpickling one can run code on the driver). So every link is mutual TLS: `local:N` starts a
   cluster on tls://127.0.0.1 with temporary credentials held in memory (no other local process can join
-  or read it) on free ports, with no HTTP server on any node (`batch.nodes`), and `tls://HOST:PORT` uses a running scheduler with the PEM files
-  CLUSTER_TLS_CA, CLUSTER_TLS_CERT and CLUSTER_TLS_KEY. Plain `tcp://` (no authentication) is refused.
+  or read it) on free ports, with no HTTP server on any node (`batch.nodes`), and `tls://HOST:PORT`
+  uses a running scheduler with the PEM files CLUSTER_TLS_CA, CLUSTER_TLS_CERT and CLUSTER_TLS_KEY.
+  Plain `tcp://` (no authentication) is refused.
 - A scheduler that does not finish the handshake within CLUSTER_CONNECT_TIMEOUT seconds, or answers
   anything else, is one error naming the address.
 - Workers get only the secrets a check uses: a local:N worker process starts with no secret in its
@@ -420,7 +421,8 @@ def asked_here(asked: dict, claim: str, url: str, fed: set[str]) -> bool:
 def _entry(item: Any) -> tuple[str, dict, dict]:
     """[key, entry, asked] checked against the cache contract, the function's contract and the key."""
     from ..judge.judge_contract import OffContract
-    if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str) and _KEY.fullmatch(item[0])):
+    if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
+            and _KEY.fullmatch(item[0])):
         raise ResultInvalid("a recorded entry is not [sha256 key, entry, request]")
     key, entry, asked = item
     try:

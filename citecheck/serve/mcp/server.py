@@ -68,7 +68,8 @@ def malformed_reply(error: Exception) -> mcp_types.JSONRPCError:
             code=mcp_types.PARSE_ERROR, message="parse error: the line is not JSON text"))
     sent = next((p["input"] for p in problems if isinstance(p.get("input"), dict)), {})
     ident = sent.get("id")
-    ident = ident if isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool)) else None
+    if not (isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool))):
+        ident = None
     return mcp_types.JSONRPCError(jsonrpc="2.0", id=ident, error=mcp_types.ErrorData(
         code=mcp_types.INVALID_REQUEST, message="invalid request: not a JSON-RPC 2.0 message"))
 
@@ -108,7 +109,8 @@ class CitecheckServer(MCPServer):
                             await messages.send(item)
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(screen)
-                await self._lowlevel_server.run(read, outgoing, self._lowlevel_server.create_initialization_options())
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(read, outgoing, lowlevel.create_initialization_options())
 
 
 def cleaner(secrets: config.Secrets, folder: Folder) -> Callable[[Any], Any]:
