@@ -312,7 +312,6 @@ def test_malformed_messages_each_get_a_json_rpc_error_and_the_server_keeps_servi
 
 def test_sandboxed_parses_wait_for_the_api_s_parse_slots(folder, monkeypatch):
     """Twelve calls that each parse (a PDF, say): at most ApiLimits.parse_slots parse at once."""
-    import threading
     import time
 
     import anyio
@@ -320,16 +319,13 @@ def test_sandboxed_parses_wait_for_the_api_s_parse_slots(folder, monkeypatch):
     from citecheck import cancellation, config
     from citecheck.context import RunContext
     from citecheck.serve.mcp import inputs, server, tools
-    inside, most, lock = [0], [0], threading.Lock()
+    parses = []                                       # (start, end) of each parse
 
     def extract(self, answer: str = "") -> dict:
         with cancellation.heavy():
-            with lock:
-                inside[0] += 1
-                most[0] = max(most[0], inside[0])
+            started = time.monotonic()
             time.sleep(0.2)
-            with lock:
-                inside[0] -= 1
+            parses.append((started, time.monotonic()))
         return {"claims": []}
     monkeypatch.setattr(tools.Tools, "extract", extract)
     settings = config.Settings.from_env({**REPLAY, "API_CONCURRENCY": "1"})
@@ -340,4 +336,5 @@ def test_sandboxed_parses_wait_for_the_api_s_parse_slots(folder, monkeypatch):
             for _ in range(12):
                 calls.start_soon(built.call_tool, "extract", {"answer": "a"})
     anyio.run(twelve)
-    assert most[0] == settings.api.parse_slots == 2
+    most = max(sum(start <= moment < end for start, end in parses) for moment, _ in parses)
+    assert len(parses) == 12 and most == settings.api.parse_slots == 2
