@@ -1,4 +1,4 @@
-"""batch --cluster: a Dask LocalCluster gives the thread pool's rows; killed workers, leases, secrets."""
+"""batch --cluster: a local Dask cluster gives the thread pool's rows; killed workers, leases, secrets."""
 from __future__ import annotations
 
 import contextlib
@@ -288,7 +288,6 @@ def tls_files(tmp_path, monkeypatch):
 
 def test_a_batch_runs_on_a_tls_scheduler_holding_the_same_ca(tmp_path, tls_files, make_ctx, monkeypatch):
     """The tls:// path end to end: a scheduler and worker started with the CLUSTER_TLS_* files' pair."""
-    from distributed import LocalCluster
     from distributed.security import Security
 
     from citecheck.config import Settings
@@ -297,9 +296,9 @@ def test_a_batch_runs_on_a_tls_scheduler_holding_the_same_ca(tmp_path, tls_files
     served = Security(tls_ca_file=pem["CA"], require_encryption=True,
                       **{f"tls_{role}_{part.lower()}": pem[part] for role in ("scheduler", "worker", "client")
                          for part in ("CERT", "KEY")})
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True, protocol="tls://", host="127.0.0.1",
-                      security=served, dashboard_address=None, silence_logs=50) as running:
-        ctx = make_ctx().settings.replace(cluster=Settings.from_env().cluster)
+    settings = make_ctx().settings
+    with cluster.local_cluster(1, 2, served, settings) as running:
+        ctx = settings.replace(cluster=Settings.from_env().cluster)
         from citecheck.context import RunContext
         result = batch.run_batch(items(tmp_path, 4), RunContext.build(ctx), verify=cluster_tasks.verify,
                                  cluster=running.scheduler_address)
