@@ -4,7 +4,8 @@
 # json_cache.json with no key and no network (each announced with how long it took last time; a fresh
 # clone replays as fast as a warm machine: nothing is encoded, MiniLM's scores are recorded in
 # data/minilm_scores.json), and print a summary that names each file it wrote and the command behind
-# each number. Everything it writes is under .venv/ and build/.
+# each number. Everything it writes is under .venv/ and build/; no server, no fixed port. When anything
+# fails, the last lines say what: each notebook that differs, with its first differing cell and line.
 #   bash setup.sh                 set up and run the cookbook
 #   bash setup.sh --install-only  set up only (used by test.sh)
 set -euo pipefail
@@ -28,18 +29,22 @@ mkdir -p .venv/etc/jupyter
 
 export CITECHECK_OFFLINE=1 HF_HUB_OFFLINE=1 TQDM_DISABLE=1 HF_HUB_DISABLE_PROGRESS_BARS=1
 mkdir -p build
-status=0
+failed=()
+run() {  # run a command; a failure is remembered and named in the last lines
+  "$@" || failed+=("exit $? from: $*")
+}
 echo "== re-executing the notebooks offline from json_cache.json"
 echo "\$ .venv/bin/python -m citecheck.notebook"
-.venv/bin/python -m citecheck.notebook || status=$?
+rm -f build/notebooks/problems.txt
+run .venv/bin/python -m citecheck.notebook
 echo
 echo "== summary (each block: the command that printed it)"
 echo "\$ .venv/bin/python -m citecheck check --source data/rfc7519.txt --citations data/citations.json --expected"
-.venv/bin/python -m citecheck check --source data/rfc7519.txt --citations data/citations.json --expected || status=$?
+run .venv/bin/python -m citecheck check --source data/rfc7519.txt --citations data/citations.json --expected
 if [ -f data/claims.jsonl ]; then
   echo
   echo "\$ .venv/bin/python -m citecheck batch data/claims.jsonl --db build/audit.db --out build/report.csv"
-  .venv/bin/python -m citecheck batch data/claims.jsonl --db build/audit.db --out build/report.csv || status=$?
+  run .venv/bin/python -m citecheck batch data/claims.jsonl --db build/audit.db --out build/report.csv
 fi
 echo
 echo "== files written"
@@ -48,4 +53,11 @@ echo "build/notebooks/*.ipynb   the executed notebooks (compared above with note
 [ -f build/report.csv ] && echo "build/report.csv          the batch report (one CSV row per citation)"
 echo
 echo "open the notebooks: .venv/bin/jupyter lab notebooks/$([ "$(id -u)" = 0 ] && echo ' --allow-root')"
-exit $status
+if [ ${#failed[@]} -eq 0 ]; then
+  exit 0
+fi
+echo
+echo "setup.sh: FAILED (exit 1):"
+[ -s build/notebooks/problems.txt ] && sed 's/^/  /' build/notebooks/problems.txt
+for line in "${failed[@]}"; do echo "  $line"; done
+exit 1

@@ -108,19 +108,19 @@ def warm_cluster(workers: int, concurrency: int, settings, load_model: bool):
     if not workers:
         yield None, [], 0.0, None
         return
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    from citecheck.batch.cluster import credentials_in, worker_environment
+    from citecheck.batch.cluster import credentials_in, local_cluster
     started = time.perf_counter()
-    security, tls = credentials_in(Path(tempfile.mkdtemp(prefix="bench-tls-")))     # tcp:// is refused
-    with LocalCluster(n_workers=workers, threads_per_worker=concurrency, protocol="tls://", host="127.0.0.1",
-                      security=security, dashboard_address=None, env=worker_environment(settings),
-                      silence_logs=40) as local, Client(local, security=security) as client:
-        if load_model:
-            from citecheck.web import vectors
-            client.run(lambda: vectors.model() is not None)
-        pids = list(client.run(os.getpid).values())
-        yield local.scheduler_address, pids, time.perf_counter() - started, tls
+    with tempfile.TemporaryDirectory(prefix="bench-tls-") as folder:           # tcp:// is refused
+        security, tls = credentials_in(Path(folder))
+        with local_cluster(workers, concurrency, security, settings) as local, \
+                Client(local, security=security) as client:
+            if load_model:
+                from citecheck.web import vectors
+                client.run(lambda: vectors.model() is not None)
+            pids = list(client.run(os.getpid).values())
+            yield local.scheduler_address, pids, time.perf_counter() - started, tls
 
 
 def joining(ctx, tls):

@@ -1,4 +1,4 @@
-"""`batch --cluster` under hostile peers, at the default limits (a script that prints numbers; issue 24 H1, H2, M1).
+"""`batch --cluster` under hostile peers, at the default limits (a script that prints numbers).
 
     .venv/bin/python benchmarks/hostile_cluster.py
 
@@ -8,8 +8,12 @@
   default CLUSTER_CONNECT_TIMEOUT (10 s): seconds to the one error line, and the lines printed.
 - start: a local:2 cluster on mutual TLS (temporary credentials) against the same on plain TCP, each twice
   (the first start warms imports): seconds to start and to run 200 trivial tasks.
-- forged: 600 citations through local:2 whose worker task is `cluster_tasks.hostile` (every forged shape
-  but one honest and one auto): rows rejected, entries stored, seconds.
+- forged: 600 citations through local:2 whose worker task is `cluster_tasks.hostile` (every forged shape,
+  entries for requests the citation does not make included, beside the honest ones): rows rejected, entries
+  stored, entries planted for another citation's page or claim, seconds.
+- exposure: a local:2 cluster started with a canary REVIEW_TOKEN in the environment: the ports its processes
+  listen on against its TLS comm ports, whether its scheduler runs an HTTP server, and in how many worker
+  processes' start environment (/proc/PID/environ) the canary sits.
 """
 from __future__ import annotations
 
@@ -24,7 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 KINDS = ("honest", "label", "confidence", "nan", "key", "reason", "other-url", "entry", "function", "auto",
-         "unsure", "surrogate", "tuple")
+         "unsure", "surrogate", "tuple", "honest-entry", "misfiled", "other-page", "other-claim", "fed-facts")
+HONEST = ("honest", "auto", "honest-entry", "fed-facts")
+"""The kinds a real worker could return (`auto`: a row the driver gates itself)."""
 
 
 def _credentials(tmp: Path) -> None:
@@ -109,12 +115,35 @@ def bench_forged(tmp: Path, count: int = 600) -> None:
     finally:
         cluster.check_on_worker = real
     rejected = sum(r["reason"] == "worker_result_invalid" for r in result.rows)
-    forged = count - sum(r["url"].split("/")[3] in ("honest", "auto") for r in result.rows)
-    auto_supported = sum(r["label"] == "supported" and r["auto"] and r["url"].split("/")[3] != "honest"
+    forged = count - sum(r["url"].split("/")[3] in HONEST for r in result.rows)
+    auto_supported = sum(r["label"] == "supported" and r["auto"] and r["url"].split("/")[3] not in HONEST
                          for r in result.rows)
-    stored = len(Cache(tmp / "json_cache.json", offline=True).stored())
+    stored = Cache(tmp / "json_cache.json", offline=True).stored()
+    planted = sum("victim" in repr(entry) for entry in stored.values())
     print(f"forged: {count} citations on local:2, {forged} forged: {rejected} rejected as worker_result_invalid, "
-          f"{auto_supported} forged rows auto-accepted as supported, {stored} cache entries stored, {took:.1f} s")
+          f"{auto_supported} forged rows auto-accepted as supported, {len(stored)} cache entries stored "
+          f"(from honest results), {planted} planted for another citation, {took:.1f} s")
+
+
+def bench_exposure(tmp: Path) -> None:
+    from test_cluster import listening_ports
+
+    from citecheck.batch import cluster
+    from citecheck.config import Settings
+    canary = "rvw-Bench-Canary-4Hq9Zt2Lm8Xp5Rw1"
+    os.environ["REVIEW_TOKEN"] = canary
+    before = listening_ports([os.getpid()])
+    with cluster.connect(cluster.Spec(workers=2), Settings.from_env(), 2) as client:
+        info = client.scheduler_info()
+        comm = {client.scheduler.address, *info["workers"], *(w["nanny"] for w in info["workers"].values())}
+        pids = list(client.run(os.getpid).values())
+        ports = listening_ports([os.getpid(), *pids]) - before
+        services = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.services))
+        held = sum(canary.encode() in Path(f"/proc/{pid}/environ").read_bytes() for pid in pids)
+    os.environ.pop("REVIEW_TOKEN")
+    print(f"exposure local:2: {len(ports)} listening ports, {len(comm)} of them TLS comm ports "
+          f"({len(ports - {int(a.rsplit(':', 1)[1]) for a in comm})} others); scheduler services {services}; "
+          f"canary REVIEW_TOKEN in {held} of {len(pids)} worker start environments")
 
 
 def bench_cluster(tmp: Path) -> None:
@@ -122,6 +151,7 @@ def bench_cluster(tmp: Path) -> None:
     bench_connect(tmp)
     bench_start(tmp)
     bench_forged(tmp)
+    bench_exposure(tmp)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ Rules:
 - Outside `cancellable` (the CLI, a batch, the notebooks) `check()` never raises.
 - `with heavy():` marks work that may run for a parser's whole deadline (a sandboxed parse). Inside
   `cancellable(event, heavy=lane)` it runs inside `lane()` instead (the API's parse lane: wait for a parse
-  slot, then hand the request's slot to the next request); elsewhere it is a no-op.
+  slot, then hand the request's slot to the next request; the MCP server's: wait for a parse slot);
+  elsewhere it is a no-op. `lane(slots)` builds one: a parse waits (stopping when cancelled) for one
+  of `slots`.
 """
 from __future__ import annotations
 
@@ -46,6 +48,22 @@ def heavy():
         return
     with lane():
         yield
+
+
+def lane(slots: threading.Semaphore, entered: Callable[[], None] | None = None):
+    """A heavy lane over `slots`: wait for a free one (raising Cancelled if the caller cancels meanwhile),
+    call `entered()` once holding it, give it back when the block ends."""
+    @contextlib.contextmanager
+    def held():
+        while not slots.acquire(timeout=0.25):
+            check()
+        try:
+            if entered is not None:
+                entered()
+            yield
+        finally:
+            slots.release()
+    return held
 
 
 def check() -> None:

@@ -15,10 +15,12 @@ Rules:
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import math
 import os
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -278,6 +280,11 @@ class ApiLimits:
     queue_timeout: float = 5.0
     header_timeout: float = 10.0
     body_timeout: float = 20.0
+
+    @property
+    def parse_slots(self) -> int:
+        """Sandboxed parses at once in a server (the API's and MCP's parse lane): 2 x API_CONCURRENCY."""
+        return 2 * self.concurrency
 
 
 @dataclass(frozen=True)
@@ -591,6 +598,29 @@ def child_env(overrides: Mapping[str, str] | None = None, *, quiet: bool = False
         env.update(QUIET_ENV)
     env.update(overrides or {})
     return env
+
+
+_unset_lock = threading.Lock()
+_unset: dict = {"starting": 0, "saved": {}}
+
+
+@contextlib.contextmanager
+def starting_children_without(names: tuple[str, ...]):
+    """This process's environment without `names` while child processes start (a child keeps the
+    environment it was started with in /proc/PID/environ, whatever it sets later); restored when the last
+    of nested or concurrent uses ends."""
+    with _unset_lock:
+        if not _unset["starting"]:
+            _unset["saved"] = {name: os.environ.pop(name) for name in names if name in os.environ}
+        _unset["starting"] += 1
+    try:
+        yield
+    finally:
+        with _unset_lock:
+            _unset["starting"] -= 1
+            if not _unset["starting"]:
+                os.environ.update(_unset["saved"])
+                _unset["saved"] = {}
 
 
 def quiet_this_process() -> None:

@@ -234,17 +234,48 @@ def _outputs(cell) -> list[dict]:
     return kept
 
 
+def _lines(outputs: list[dict]) -> list[str]:
+    """Compared outputs (`_outputs`) as lines: printed text line by line, each display as its MIME type
+    and its text's lines, an error as its name and value."""
+    lines = []
+    for out in outputs:
+        if "text" in out:
+            lines += [f"{out['stream']}: {line}" for line in out["text"].splitlines()]
+        elif "data" in out:
+            for kind, value in sorted(out["data"].items()):
+                text = value if isinstance(value, str) else "".join(map(str, value)) if isinstance(
+                    value, list) else repr(value)
+                lines += [f"{kind}: {line}" for line in text.splitlines()] or [f"{kind}: (empty)"]
+        else:
+            lines.append(f"error: {out['error']}: {out['value']}")
+    return lines
+
+
+def first_difference(executed: list[dict], committed: list[dict], width: int = 100) -> str:
+    """'line K: committed ... / now ...': the first line where two cells' compared outputs differ, each side
+    cut to `width` characters and printable."""
+    new, old = _lines(executed), _lines(committed)
+    at = next((i for i, (a, b) in enumerate(zip(new, old)) if a != b), min(len(new), len(old)))
+
+    def side(lines: list[str]) -> str:
+        line = lines[at] if at < len(lines) else "(no more output)"
+        return config.printable(line if len(line) <= width else line[:width - 1] + "…")
+    return f"line {at + 1}: committed {side(old)} / now {side(new)}"
+
+
 def differences(executed, committed) -> list[str]:
-    """Code cells whose outputs (text and images) differ, as 'cell N: <first differing kind>'."""
+    """Code cells whose outputs (text and images) differ, as 'code cell N: outputs differ (kinds); first
+    at line K: committed ... / now ...' (`first_difference`)."""
     new = [c for c in executed.cells if c.cell_type == "code"]
     old = [c for c in committed.cells if c.cell_type == "code"]
     if len(new) != len(old):
         return [f"{len(new)} code cells executed, {len(old)} committed"]
     found = []
     for n, (a, b) in enumerate(zip(new, old), 1):
-        if _outputs(a) != _outputs(b):
-            kinds = sorted({k for o in _outputs(a) + _outputs(b) for k in o.get("data", {"text": 0})})
-            found.append(f"code cell {n}: outputs differ ({', '.join(kinds)})")
+        if (now := _outputs(a)) != (was := _outputs(b)):
+            kinds = sorted({k for o in now + was for k in o.get("data", {"text": 0})})
+            found.append(f"code cell {n}: outputs differ ({', '.join(kinds)}); first at "
+                         f"{first_difference(now, was)}")
     return found
 
 
@@ -298,32 +329,50 @@ def execute_all(*, offline: bool = True, save: bool = True, env: dict | None = N
     return done
 
 
-def main() -> int:
+PROBLEMS = "problems.txt"
+"""In build/notebooks/: one line per notebook that failed or differs (`main`), empty when all reproduce;
+setup.sh prints it last."""
+
+
+def arguments(argv) -> None:
+    """`python -m citecheck.notebook --help` says what the command does; it takes no other argument."""
+    import argparse
+    parser = argparse.ArgumentParser(
+        prog="python -m citecheck.notebook",
+        description="Re-execute every notebook offline from json_cache.json into build/notebooks/ and say "
+                    "whether each reproduces its committed outputs (the first differing cell and line when "
+                    "not). Exit 1 when any differs or fails.")
+    parser.parse_args(list(argv))
+
+
+def main(argv=()) -> int:
     """Re-execute every notebook offline into build/notebooks/ and say whether each reproduces; before
-    each, how long it took last time."""
+    each, how long it took last time. What failed or differs is also written to PROBLEMS."""
     import nbformat
+    arguments(argv)
     out_dir = ROOT / "build" / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
     last = {**replay_seconds(NOTEBOOKS), **replay_seconds(out_dir)}
-    failed, seconds = 0, {}
+    problems, seconds = [], {}
     for path in notebook_paths():
         hint = f" (last time {last[path.name]:.0f} s)" if isinstance(last.get(path.name), (int, float)) else ""
         print(f"{path.name}: replaying{hint}...", flush=True)
         try:
             nb, seconds[path.name] = timed_execute(path)
         except Exception as exc:  # a failing cell: say which notebook and why, keep going
-            print(f"{path.name}: FAILED: {str(exc).strip().splitlines()[-1]}", flush=True)
-            failed += 1
+            problems.append(f"{path.name}: FAILED: {str(exc).strip().splitlines()[-1]}")
+            print(problems[-1], flush=True)
             continue
         nbformat.write(nb, str(out_dir / path.name))
         diffs = differences(nb, nbformat.read(str(path), as_version=4))
         verdict = "identical to the committed outputs" if not diffs else "DIFFERS: " + "; ".join(diffs)
         print(f"{path.name}: {seconds[path.name]:5.1f} s, {verdict}", flush=True)
-        failed += bool(diffs)
+        problems += [f"{path.name}: DIFFERS: {diffs[0]}"] if diffs else []
     keep_seconds(out_dir, seconds)
+    (out_dir / PROBLEMS).write_text("".join(f"{line}\n" for line in problems), encoding="utf-8")
     print(f"executed notebooks are in {out_dir.relative_to(ROOT)}/")
-    return 1 if failed else 0
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,6 +1,7 @@
-"""batch --cluster: a Dask LocalCluster gives the thread pool's rows; killed workers, leases, secrets."""
+"""batch --cluster: a local Dask cluster gives the thread pool's rows; killed workers, leases, secrets."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -164,9 +165,13 @@ def test_secrets_reach_workers_by_environment_and_never_sit_in_a_task(tmp_path, 
 
 def test_a_forged_worker_result_is_a_labelled_row_and_nothing_of_it_is_written(tmp_path, make_ctx, monkeypatch):
     """A hostile worker returns forged rows and cache entries: each is worker_result_invalid, the honest
-    one is kept, no forged entry reaches the cache store, and the driver gates every row itself."""
+    ones are kept, no forged entry reaches the cache store, and the driver gates every row itself. An entry
+    is stored only under the digest of its request, and only for a request its citation makes: its own
+    page, a judge question about its claim (or about a fact its own facts step answered)."""
     kinds = ["honest", "label", "confidence", "nan", "key", "reason", "other-url", "entry", "function", "auto",
-             "unsure", "surrogate", "tuple", "secret"]
+             "unsure", "surrogate", "tuple", "secret", "honest-entry", "misfiled", "other-page",
+             "other-claim", "fed-facts"]
+    kept = {"honest", "auto", "honest-entry", "fed-facts"}
     path = write_jsonl(tmp_path / "claims.jsonl", [{"id": k, "claim": f"claim {k}", "urls": [f"http://x/{k}/1"]}
                                                    for k in kinds])
     monkeypatch.setattr(cluster, "check_on_worker", cluster_tasks.hostile)
@@ -176,17 +181,20 @@ def test_a_forged_worker_result_is_a_labelled_row_and_nothing_of_it_is_written(t
     assert (rows["honest"]["label"], rows["honest"]["confidence"], rows["honest"]["auto"]) == ("supported", 0.9,
                                                                                               True)
     assert (rows["auto"]["label"], rows["auto"]["auto"]) == ("supported", False)      # gated here, not there
-    for kind in set(kinds) - {"honest", "auto"}:
+    for kind in set(kinds) - kept:
         assert (rows[kind]["label"], rows[kind]["reason"], rows[kind]["confidence"]) == (
             "not_found", "worker_result_invalid", None), kind
     from citecheck.cache import Cache
-    assert Cache(ctx.settings.cache_path, offline=True).stored() == {}
+    stored = Cache(ctx.settings.cache_path, offline=True).stored()
+    assert sorted(entry["function"] for entry in stored.values()) == [
+        "fetch.direct", "judge.facts/openai", "judge.json/openai", "judge.json/openai"]
+    assert not any("victim" in repr(entry) for entry in stored.values())
     written = repr(audit_rows(ctx.settings.audit_db))
     assert len(audit_rows(ctx.settings.audit_db)) == len(kinds)
     assert "DROP TABLE" not in written and "supported_for_sure" not in written and "elsewhere" not in written
     assert cluster_tasks.CANARY not in written
     again = batch.run_batch(path, ctx, verify=lambda c, u: {"url": u, "label": "not_found"})
-    assert (again.reused, again.decided) == (2, len(kinds) - 2)      # transient: a resumed batch checks again
+    assert (again.reused, again.decided) == (len(kept), len(kinds) - len(kept))   # transient: checked again
 
 
 def test_a_second_client_without_the_run_s_credentials_cannot_join_a_local_cluster(ctx):
@@ -212,19 +220,58 @@ def test_a_second_client_without_the_run_s_credentials_cannot_join_a_local_clust
                     raise ConnectionError("closed without a word")
 
 
-def test_local_workers_hold_no_service_secret(tmp_path, make_ctx, monkeypatch):
-    """A worker process starts with the driver's environment: REVIEW_TOKEN and JUDGE_SERVER_KEY are blanked."""
-    secrets = {"REVIEW_TOKEN": "review-canary-X91", "JUDGE_SERVER_KEY": "judge-canary-X92",
-               "CRAWLBASE_TOKEN": "crawl-canary-X93"}
+def listening_ports(pids) -> set[int]:
+    """The TCP ports the processes `pids` listen on (their socket inodes in /proc/net/tcp{,6})."""
+    inodes = set()
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                if (target := os.readlink(fd)).startswith("socket:["):
+                    inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def test_local_workers_start_without_secrets_and_hold_no_service_secret(tmp_path, make_ctx, monkeypatch):
+    """A worker process inherits the driver's environment at its start and keeps it in /proc/PID/environ:
+    no secret's value is there; REVIEW_TOKEN and JUDGE_SERVER_KEY are blank; the crawl key still arrives."""
+    secrets = {"REVIEW_TOKEN": "rvw-Canary-8hQ2xLp0Zt7mK4vB9nWc3eRy",
+               "JUDGE_SERVER_KEY": "jsk-Canary-5Tq1Vz8Lm3Xp0Rw7", "CRAWLBASE_TOKEN": "crawl-canary-X93"}
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)
     ctx = make_ctx(secrets=secrets)
     with cluster.connect(cluster.Spec(workers=1), ctx.settings, 1) as client:
         seen = list(client.run(cluster_tasks.service_secrets).values())
+        started = list(client.run(cluster_tasks.started_with, list(secrets.values())).values())
         crawl = client.submit(cluster_tasks.holds_secret, ctx.settings, "CRAWLBASE_TOKEN", hashlib.sha256(
             secrets["CRAWLBASE_TOKEN"].encode()).hexdigest(), 0.0, pure=False).result()
     assert seen == [{"JUDGE_SERVER_KEY": False, "REVIEW_TOKEN": False}]
+    assert started == [[]]                               # no value in the environment the worker started with
     assert crawl is True                                 # what a check uses still arrives
+    assert all(os.environ[name] == value for name, value in secrets.items())     # the driver's is restored
+
+
+def test_a_local_cluster_listens_on_its_tls_ports_only(ctx):
+    """No HTTP server (Dask's info pages and dashboard) on the scheduler or a worker, even with 8787 free:
+    the driver and worker processes listen on the scheduler's, workers' and nannies' TLS ports alone."""
+    import socket
+    before = listening_ports([os.getpid()])
+    with contextlib.suppress(OSError), socket.socket() as probe:
+        probe.bind(("127.0.0.1", 8787))                # 8787 free for Dask if nobody else holds it
+    with cluster.connect(cluster.Spec(workers=2), ctx.settings, 1) as client:
+        info = client.scheduler_info()
+        comm = {client.scheduler.address, *info["workers"], *(w["nanny"] for w in info["workers"].values())}
+        pids = list(client.run(os.getpid).values())
+        ports = listening_ports([os.getpid(), *pids]) - before
+        services = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.services))
+    assert all(address.startswith("tls://127.0.0.1:") for address in comm)
+    assert ports == {int(address.rsplit(":", 1)[1]) for address in comm}
+    assert services == []
 
 
 @pytest.fixture
@@ -241,7 +288,6 @@ def tls_files(tmp_path, monkeypatch):
 
 def test_a_batch_runs_on_a_tls_scheduler_holding_the_same_ca(tmp_path, tls_files, make_ctx, monkeypatch):
     """The tls:// path end to end: a scheduler and worker started with the CLUSTER_TLS_* files' pair."""
-    from distributed import LocalCluster
     from distributed.security import Security
 
     from citecheck.config import Settings
@@ -250,9 +296,9 @@ def test_a_batch_runs_on_a_tls_scheduler_holding_the_same_ca(tmp_path, tls_files
     served = Security(tls_ca_file=pem["CA"], require_encryption=True,
                       **{f"tls_{role}_{part.lower()}": pem[part] for role in ("scheduler", "worker", "client")
                          for part in ("CERT", "KEY")})
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True, protocol="tls://", host="127.0.0.1",
-                      security=served, dashboard_address=None, silence_logs=50) as running:
-        ctx = make_ctx().settings.replace(cluster=Settings.from_env().cluster)
+    settings = make_ctx().settings
+    with cluster.local_cluster(1, 2, served, settings) as running:
+        ctx = settings.replace(cluster=Settings.from_env().cluster)
         from citecheck.context import RunContext
         result = batch.run_batch(items(tmp_path, 4), RunContext.build(ctx), verify=cluster_tasks.verify,
                                  cluster=running.scheduler_address)

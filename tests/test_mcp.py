@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import shutil
 import sqlite3
 import subprocess
@@ -266,3 +267,74 @@ def test_secrets_never_come_back(folder, tmp_path):
     assert [result.is_error for result in results] == [True, True, False, False]
     assert all(TOKEN not in each and "<REVIEW_TOKEN>" in each for each in said), said
     assert TOKEN not in log.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- malformed messages, parse lane
+
+def raw_session(folder: Path, lines: list[str]) -> list[dict]:
+    """Spawn the server on a pipe, initialize it, send `lines` one by one and return every reply to them
+    (each line is answered, or the wait for its reply times out), then a ping's."""
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), **REPLAY}
+    server = subprocess.Popen([sys.executable, "-m", "citecheck", "mcp", "--root", str(folder)], cwd=ROOT,
+                              env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    replies = []
+
+    def exchange(line: str) -> dict:
+        server.stdin.write(line.encode("utf-8") + b"\n")
+        server.stdin.flush()
+        ready, _, _ = select.select([server.stdout], [], [], 20)
+        assert ready, f"no reply to {line[:60]!r}"
+        return json.loads(server.stdout.readline())
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {},
+                 "clientInfo": {"name": "raw", "version": "1"}}
+        initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}
+        assert "result" in exchange(json.dumps(initialize))
+        server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        replies = [exchange(line) for line in [*lines, '{"jsonrpc": "2.0", "id": 99, "method": "ping"}']]
+    finally:
+        server.stdin.close()
+        server.wait(timeout=20)
+    return replies
+
+
+def test_malformed_messages_each_get_a_json_rpc_error_and_the_server_keeps_serving(folder):
+    lines = ["this is not JSON", "[" * 100_000 + "]" * 100_000,
+             '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "extract", '
+             '"arguments": {"answer": "\\ud800"}}}',
+             '{"jsonrpc": "2.0", "id": 4}', '{"jsonrpc": "2.0", "id": 5, "method": 17}', "42"]
+    replies = raw_session(folder, lines)
+    codes = [(reply["id"], reply["error"]["code"]) for reply in replies[:-1]]
+    assert codes == [(None, -32700), (None, -32700), (None, -32700), (4, -32600), (5, -32600), (None, -32600)]
+    assert replies[-1] == {"jsonrpc": "2.0", "id": 99, "result": {}}
+
+
+def test_sandboxed_parses_wait_for_the_api_s_parse_slots(folder, monkeypatch):
+    """Twelve calls that each parse (a PDF, say): at most ApiLimits.parse_slots parse at once."""
+    import time
+
+    import anyio
+
+    from citecheck import cancellation, config
+    from citecheck.context import RunContext
+    from citecheck.serve.mcp import inputs, server, tools
+    parses = []                                       # (start, end) of each parse
+
+    def extract(self, answer: str = "") -> dict:
+        with cancellation.heavy():
+            started = time.monotonic()
+            time.sleep(0.2)
+            parses.append((started, time.monotonic()))
+        return {"claims": []}
+    monkeypatch.setattr(tools.Tools, "extract", extract)
+    settings = config.Settings.from_env({**REPLAY, "API_CONCURRENCY": "1"})
+    built = server.build(RunContext.build(settings), inputs.Folder.at(str(folder)))
+
+    async def twelve() -> None:
+        async with anyio.create_task_group() as calls:
+            for _ in range(12):
+                calls.start_soon(built.call_tool, "extract", {"answer": "a"})
+    anyio.run(twelve)
+    most = max(sum(start <= moment < end for start, end in parses) for moment, _ in parses)
+    assert len(parses) == 12 and most == settings.api.parse_slots == 2

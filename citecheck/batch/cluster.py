@@ -3,21 +3,30 @@
 Rules:
 - Trust: a scheduler and its workers run code we give them and can return anything (Dask results are
   pickles: unpickling one can run code on the driver). So every link is mutual TLS: `local:N` starts a
-  LocalCluster on tls://127.0.0.1 with temporary credentials held in memory (no other local process can
-  join or read it; no dashboard), and `tls://HOST:PORT` uses a running scheduler with the PEM files
-  CLUSTER_TLS_CA, CLUSTER_TLS_CERT and CLUSTER_TLS_KEY. Plain `tcp://` (no authentication) is refused.
+  cluster on tls://127.0.0.1 with temporary credentials held in memory (no other local process can join
+  or read it) on free ports, with no HTTP server on any node (`batch.nodes`), and `tls://HOST:PORT`
+  uses a running scheduler with the PEM files CLUSTER_TLS_CA, CLUSTER_TLS_CERT and CLUSTER_TLS_KEY.
+  Plain `tcp://` (no authentication) is refused.
 - A scheduler that does not finish the handshake within CLUSTER_CONNECT_TIMEOUT seconds, or answers
   anything else, is one error naming the address.
-- Workers get only the secrets a check uses: `config.SERVICE_SECRETS` are blanked in local:N workers (a
-  tls:// cluster's workers read their own environment).
+- Workers get only the secrets a check uses: a local:N worker process starts with no secret in its
+  environment (`batch.nodes`), then gets the check's keys, `config.SERVICE_SECRETS` blank (a tls://
+  cluster's workers read their own environment).
 - A task is one citation, checked and gated by `check_one` on a worker in a context rebuilt there from
   the settings. Settings pickle with their secrets as "read them from the environment where I land", so no
   task holds a key. MiniLM (and the passage vectors it has made) load once per worker process.
 - A task returns JSON text; the driver takes it as untrusted data (`accepted`): the row's keys, label,
   reason, confidence (finite in [0, 1]; None only for a label no judge gave) and types as the row
   contract says, its `model` one this run asks, and each cache entry stamped, for a known function, on
-  its judge's (or the fetcher's) contract and holding no secret. Anything else is not_found / worker_result_invalid and nothing of
-  that result is written. The driver gates every row itself (a worker's `auto` is dropped).
+  its judge's (or the fetcher's) contract and holding no secret. Anything else is not_found /
+  worker_result_invalid and nothing of that result is written. The driver gates every row itself (a
+  worker's `auto` is dropped).
+- A cache entry comes with the request the worker says it made (`Asked`); the driver keeps it only when
+  its key is that request's digest and the request is this citation's (`asked_here`): a page fetch of its
+  URL, or a judge request holding its claim or a text a generation step of this same result answered (a
+  decomposed fact, a generated question: that text whole, or after "label: "). So a worker cannot file
+  answers under keys its citation never asks; a result with any other entry is worker_result_invalid.
+  What a task's own answers steer (its page, its facts) the driver cannot check without asking again.
 - The driver is the only writer, of the audit DB and of the cache store alike. Workers read the store
   and the export at the run's paths (one machine, or a shared filesystem) and write neither: what a task
   records comes back with its row, and the driver stores it before it writes the audit row, so a crash
@@ -39,6 +48,7 @@ import itertools
 import json
 import logging
 import re
+import tempfile
 import threading
 import uuid
 from dataclasses import dataclass
@@ -47,7 +57,7 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from .. import config
-from ..cache import FIELDS, OFF, Cache, CacheError, HoldsSecret, checked
+from ..cache import FIELDS, OFF, PAGES, Cache, CacheError, HoldsSecret, checked, request_key
 from ..config import Settings
 from ..context import RunContext, open_cache
 from ..matching.spans import is_span
@@ -152,15 +162,32 @@ def shippable(settings: Settings) -> Settings:
 
 
 @contextlib.contextmanager
+def local_cluster(workers: int, threads: int, secured, settings: Settings):
+    """A cluster of `workers` processes on tls://127.0.0.1 (free ports) secured by `secured`, with no HTTP
+    server on any node and no secret in a worker's start (`batch.nodes`); its scratch folder is removed
+    when it closes. The notebooks start theirs here."""
+    from distributed import SpecCluster
+    from . import nodes
+    with tempfile.TemporaryDirectory(prefix="citecheck-dask-") as scratch:
+        common = {"host": "127.0.0.1", "protocol": "tls://", "security": secured, "dashboard_address": None,
+                  "local_directory": scratch}
+        worker = {"cls": nodes.CleanNanny, "options": {
+            **common, "nthreads": threads, "worker_class": nodes.UnservedWorker,
+            "env": worker_environment(settings), "dashboard": False, "silence_logs": logging.CRITICAL}}
+        scheduler = {"cls": nodes.UnservedScheduler, "options": {**common, "port": 0, "dashboard": False}}
+        with SpecCluster(scheduler=scheduler, workers=dict.fromkeys(range(workers), worker), worker=worker,
+                         security=secured, silence_logs=logging.CRITICAL) as cluster:
+            yield cluster
+
+
+@contextlib.contextmanager
 def connect(spec: Spec, settings: Settings, threads: int):
     """A distributed Client on the cluster over mutual TLS: started (and closed after) for local:N."""
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    from distributed import Client, LocalCluster
+    from distributed import Client
     secured = security(spec, settings)
     if spec.workers:
-        with LocalCluster(n_workers=spec.workers, threads_per_worker=threads, processes=True,
-                          protocol="tls://", host="127.0.0.1", security=secured, dashboard_address=None,
-                          env=worker_environment(settings), silence_logs=logging.ERROR) as cluster, \
+        with local_cluster(spec.workers, threads, secured, settings) as cluster, \
                 Client(cluster, security=secured) as client:
             yield client
         return
@@ -210,7 +237,14 @@ class TaskCache(Cache):
 
     def __init__(self, base: Cache, recent: collections.OrderedDict):
         vars(self).update(vars(base))
-        self.base, self.recent, self.recorded = base, recent, {}
+        self.base, self.recent, self.recorded, self.asked = base, recent, {}, {}
+
+    def call(self, function: str, model: str, request: Any, compute: Callable, **hints) -> Any:
+        """The cache's call, remembering the request under its key (the driver checks the two agree)."""
+        with _worker_lock:
+            self.asked[request_key(function, model, request)] = {"function": function, "model": model,
+                                                                 "request": request}
+        return super().call(function, model, request, compute, **hints)
 
     def lookup(self, key: str, function: str | None = None) -> dict | None:
         with _worker_lock:
@@ -240,7 +274,7 @@ def _worker_cache(settings: Settings) -> tuple[Cache, collections.OrderedDict]:
 def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str, threshold: Gate,
                     quotes: tuple[str, ...] = ()) -> str:
     """One citation (`quotes`: the texts it carries) on a worker -> JSON text {"row": its row, "recorded":
-    [[key, entry], ...]}."""
+    [[key, entry, the request asked], ...]}."""
     base, recent = _worker_cache(settings)
     cache = TaskCache(base, recent)
     ctx = RunContext.build(settings, cache)
@@ -251,8 +285,8 @@ def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
     _limit.semaphore = semaphore
     try:
         row = check_one(verify or pipeline, claim, url, threshold)
-        return json.dumps({"row": row, "recorded": [list(item) for item in cache.recorded.items()]},
-                          ensure_ascii=False)
+        recorded = [[key, entry, cache.asked.get(key)] for key, entry in cache.recorded.items()]
+        return json.dumps({"row": row, "recorded": recorded}, ensure_ascii=False)
     finally:
         _limit.semaphore = None
 
@@ -342,28 +376,81 @@ def answer_problem(function: str, answer: Any) -> None:
         raise ResultInvalid(f"an entry for the unknown function {function[:40]!r}")
 
 
-def _entries(recorded: Any) -> list[tuple[str, dict]]:
+ASKED_KEYS = frozenset(("function", "model", "request"))
+FEEDS = ("judge.facts/", "judge.question/")
+"""Generation steps whose answers (facts, a question) a later step of the same citation asks about."""
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _fed(entry: dict) -> set[str]:
+    """The texts a generation step in FEEDS answered (its content's strings, whitespace collapsed)."""
+    from ..judge.judge_contract import OffContract, parsed_json
+    if not entry["function"].startswith(FEEDS):
+        return set()
+    try:
+        return {" ".join(text.split()) for text in _strings(parsed_json(entry["answer"]["content"]))
+                if text.strip()}
+    except (OffContract, KeyError, TypeError):
+        return set()
+
+
+def asked_here(asked: dict, claim: str, url: str, fed: set[str]) -> bool:
+    """Whether a request is one this citation's check makes (module rules): a page fetch of `url`, or a
+    judge request holding `claim`, or holding a `fed` text whole (or after "label: ")."""
+    request = asked["request"]
+    if asked["function"].startswith(PAGES):
+        return isinstance(request, dict) and request.get("url") == url.strip()
+    texts = [" ".join(text.split()) for text in _strings(request)]
+    wanted = " ".join(claim.split())
+    return (bool(wanted) and any(wanted in text for text in texts)) or any(
+        text in fed or text.rpartition(": ")[2] in fed for text in texts)
+
+
+def _entry(item: Any) -> tuple[str, dict, dict]:
+    """[key, entry, asked] checked against the cache contract, the function's contract and the key."""
     from ..judge.judge_contract import OffContract
+    if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
+            and _KEY.fullmatch(item[0])):
+        raise ResultInvalid("a recorded entry is not [sha256 key, entry, request]")
+    key, entry, asked = item
+    try:
+        checked(key, entry, "a worker's result")
+        if set(entry) != set(FIELDS):
+            raise ResultInvalid(f"entry {key[:12]} has keys other than {', '.join(FIELDS)}")
+        answer_problem(entry["function"], entry["answer"])
+    except (CacheError, OffContract) as exc:
+        raise ResultInvalid(f"entry {key[:12]}: {exc}") from None
+    if not (isinstance(asked, dict) and set(asked) == ASKED_KEYS and asked["function"] == entry["function"]
+            and isinstance(asked["model"], str)
+            and request_key(asked["function"], asked["model"], asked["request"]) == key):
+        raise ResultInvalid(f"entry {key[:12]} is not filed under the digest of the request it answers")
+    return key, entry, asked
+
+
+def _entries(recorded: Any, claim: str, url: str) -> list[tuple[str, dict]]:
+    """The result's cache entries, each on its contract and asked by this citation (`asked_here`)."""
     if not isinstance(recorded, list):
         raise ResultInvalid("the recorded entries are not a list")
-    out = []
-    for item in recorded:
-        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
-                and _KEY.fullmatch(item[0])):
-            raise ResultInvalid("a recorded entry is not [sha256 key, entry]")
-        key, entry = item
-        try:
-            checked(key, entry, "a worker's result")
-            if set(entry) != set(FIELDS):
-                raise ResultInvalid(f"entry {key[:12]} has keys other than {', '.join(FIELDS)}")
-            answer_problem(entry["function"], entry["answer"])
-        except (CacheError, OffContract) as exc:
-            raise ResultInvalid(f"entry {key[:12]}: {exc}") from None
-        out.append((key, entry))
-    return out
+    items = [_entry(item) for item in recorded]
+    fed = set().union(*(_fed(entry) for _key, entry, asked in items if asked_here(asked, claim, url, set())))
+    if stray := [key for key, _entry, asked in items if not asked_here(asked, claim, url, fed)]:
+        raise ResultInvalid(f"entry {stray[0][:12]} answers a request this citation does not make")
+    return [(key, entry) for key, entry, _asked in items]
 
 
-def accepted(result: Any, url: str, ctx: RunContext, threshold: Gate) -> tuple[dict, list]:
+def accepted(result: Any, claim: str, url: str, ctx: RunContext, threshold: Gate) -> tuple[dict, list]:
     """A task's JSON text -> (the row gated here, its cache entries); ResultInvalid when any part is off
     contract (module rules)."""
     if not isinstance(result, str):
@@ -381,7 +468,7 @@ def accepted(result: Any, url: str, ctx: RunContext, threshold: Gate) -> tuple[d
     settings = ctx.settings
     models = {None, "", settings.judge_model, settings.choice_model, settings.typesafe_model}
     row = _row(data["row"], url, models)
-    entries = _entries(data["recorded"])
+    entries = _entries(data["recorded"], claim, url)
     gated_row = gated(CitationRow.from_dict(row).to_dict(), threshold, row.get("model"))
     return {**gated_row, "passages": row.get("passages"), "model": row.get("model")}, entries
 
@@ -393,13 +480,13 @@ def labelled(url: str, threshold: Gate, reason: str) -> dict:
             "passages": None}
 
 
-def _taken(future, url: str, ctx: RunContext, threshold: Gate) -> dict:
+def _taken(future, claim: str, url: str, ctx: RunContext, threshold: Gate) -> dict:
     """The finished task's row, its cache entries stored first: worker_lost when its workers kept dying,
     worker_result_invalid when its result is off contract or an entry holds a secret (logged, nothing
     of it written)."""
     from distributed.scheduler import KilledWorker
     try:
-        row, entries = accepted(future.result(), url, ctx, threshold)
+        row, entries = accepted(future.result(), claim, url, ctx, threshold)
         try:
             ctx.cache.put_many(entries)                   # refused whole if any entry holds a secret's value
         except HoldsSecret as exc:
@@ -436,7 +523,7 @@ def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, thresh
             submit(item)
         for future in finished:
             item = futures.pop(future)
-            row = _taken(future, item[1], ctx, threshold)
+            row = _taken(future, item[0].claim, item[1], ctx, threshold)
             future.release()
             yield item, row
             for following in itertools.islice(queue, 1):

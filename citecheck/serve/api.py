@@ -39,7 +39,6 @@ Rules:
 import argparse
 import asyncio
 import concurrent.futures
-import contextlib
 import dataclasses
 import importlib
 import logging
@@ -320,7 +319,7 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
     VerifyRequest = _request_model(limits)
     workers = concurrent.futures.ThreadPoolExecutor(max_workers=4 * limits.concurrency,
                                                     thread_name_prefix="verify")
-    slots, parsing = asyncio.Semaphore(limits.concurrency), threading.BoundedSemaphore(2 * limits.concurrency)
+    slots, parsing = asyncio.Semaphore(limits.concurrency), threading.BoundedSemaphore(limits.parse_slots)
 
     app = FastAPI(title="citecheck", version="0.1.0", lifespan=audit_service.closing(writer),
                   description="Verify an LLM's cited URLs against a claim (the live-web flow).")
@@ -363,15 +362,7 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
                 released.append(True)
                 slots.release()
 
-        @contextlib.contextmanager
-        def parse_lane():
-            while not parsing.acquire(timeout=0.25):
-                cancellation.check()
-            try:
-                loop.call_soon_threadsafe(release)
-                yield
-            finally:
-                parsing.release()
+        parse_lane = cancellation.lane(parsing, lambda: loop.call_soon_threadsafe(release))
 
         def run() -> dict:
             with cancellation.cancellable(cancel, heavy=parse_lane):

@@ -3,12 +3,17 @@
 Rules:
 - One run: the CLI's RunContext (settings read once), the gate read once at start, the documents folder
   fixed by `--root`. Each call runs in a worker thread, so the server keeps answering; a call the client
-  cancels stops at the flow's next `cancellation.check()` and its result is dropped.
+  cancels stops at the flow's next `cancellation.check()` and its result is dropped. A sandboxed parse
+  (a PDF, a page) waits for one of the API's parse slots (`ApiLimits.parse_slots`, the parse lane of
+  `cancellation`), so many PDFs at once cost what that many parses cost, not one each.
 - An argument a tool does not take refuses the call, naming it and the ones the tool takes; a missing or
   mistyped one names the argument and what is wrong (never the value sent).
 - Every failure is a tool error (`isError`), never a crash of the server: bad input and the operator's
   errors (an offline cache miss, a missing key, an unreadable file) as their one line; anything else as
   "internal error (Type)", its traceback on stderr.
+- A line that is not a JSON-RPC message gets one JSON-RPC error reply and the server keeps serving:
+  -32700 (parse error, id null) for text that is not JSON (a lone surrogate, nesting too deep for the
+  parser included), -32600 (invalid request; the id when it has one) for JSON that is not a message.
 - Nothing a tool returns (rows, problems, errors) holds a secret's value (`Secrets.redact`: the variable's
   name instead) or the documents folder's absolute path (paths inside it print relative). stdout is the
   protocol's; anything else goes to stderr.
@@ -24,8 +29,11 @@ import traceback
 from typing import Any, Callable
 
 import anyio
+import mcp_types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ... import __version__, cancellation, config
@@ -52,8 +60,23 @@ def invalid_arguments(tool: str, error: ValidationError) -> str:
     return f"{tool}: invalid arguments: {wrong}"
 
 
+def malformed_reply(error: Exception) -> mcp_types.JSONRPCError:
+    """The JSON-RPC error answering a line the transport could not read as a message (module rules)."""
+    problems = error.errors() if isinstance(error, ValidationError) else []
+    if not problems or any(problem["type"] == "json_invalid" for problem in problems):
+        return mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=mcp_types.ErrorData(
+            code=mcp_types.PARSE_ERROR, message="parse error: the line is not JSON text"))
+    sent = next((p["input"] for p in problems if isinstance(p.get("input"), dict)), {})
+    ident = sent.get("id")
+    if not (isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool))):
+        ident = None
+    return mcp_types.JSONRPCError(jsonrpc="2.0", id=ident, error=mcp_types.ErrorData(
+        code=mcp_types.INVALID_REQUEST, message="invalid request: not a JSON-RPC 2.0 message"))
+
+
 class CitecheckServer(MCPServer):
-    """The SDK's server, refusing arguments a tool does not take (the SDK would drop them silently)."""
+    """The SDK's server, refusing arguments a tool does not take (the SDK would drop them silently) and
+    answering malformed lines (`malformed_reply`; the SDK would drop them without a word)."""
 
     def __init__(self, takes: dict[str, tuple[str, ...]], **options):
         super().__init__(**options)
@@ -71,6 +94,23 @@ class CitecheckServer(MCPServer):
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(invalid_arguments(name, exc.__cause__)) from None
             raise
+
+
+    async def run_stdio_async(self) -> None:
+        async with stdio_server() as (incoming, outgoing):
+            messages, read = anyio.create_memory_object_stream(0)
+
+            async def screen() -> None:
+                async with messages:
+                    async for item in incoming:
+                        if isinstance(item, Exception):
+                            await outgoing.send(SessionMessage(malformed_reply(item)))
+                        else:
+                            await messages.send(item)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(screen)
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(read, outgoing, lowlevel.create_initialization_options())
 
 
 def cleaner(secrets: config.Secrets, folder: Folder) -> Callable[[Any], Any]:
@@ -95,15 +135,17 @@ def failure(exc: Exception, clean: Callable[[Any], Any]) -> str:
     return f"internal error ({type(exc).__name__}); the server's stderr has the traceback"
 
 
-def served(tool: Callable[..., dict], clean: Callable[[Any], Any]) -> Callable[..., Any]:
-    """`tool` as the SDK calls it: in a worker thread, cancellable, its result cleaned, any failure a
-    ToolError (module rules). The signature (so the input schema) and description are the tool's."""
+def served(tool: Callable[..., dict], clean: Callable[[Any], Any], parse_lane: Callable | None = None
+           ) -> Callable[..., Any]:
+    """`tool` as the SDK calls it: in a worker thread, cancellable, its parses in `parse_lane`, its result
+    cleaned, any failure a ToolError (module rules). The signature (so the input schema) and description
+    are the tool's."""
     @functools.wraps(tool)
     async def call(**arguments):
         cancel = threading.Event()
 
         def work():
-            with cancellation.cancellable(cancel):
+            with cancellation.cancellable(cancel, heavy=parse_lane):
                 return tool(**arguments)
         try:
             return clean(await anyio.to_thread.run_sync(work, abandon_on_cancel=True))
@@ -122,8 +164,10 @@ def build(ctx: RunContext, folder: Folder) -> CitecheckServer:
                              name="citecheck", version=__version__, instructions=INSTRUCTIONS,
                              log_level="WARNING")
     clean = cleaner(ctx.settings.secrets, folder)
+    parse_lane = cancellation.lane(threading.BoundedSemaphore(ctx.settings.api.parse_slots))
     for method in methods:
-        server.add_tool(served(method, clean), name=method.__name__, description=inspect.getdoc(method))
+        server.add_tool(served(method, clean, parse_lane), name=method.__name__,
+                        description=inspect.getdoc(method))
     return server
 
 
