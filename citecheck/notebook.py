@@ -123,6 +123,34 @@ def show_figures_with_alt_text(ip) -> None:
     formatters["text/plain"].for_type(Figure, lambda fig, p, cycle: p.text(alt_text(fig)))
 
 
+def judge_functions(settings: config.Settings, *steps: str) -> list[str]:
+    """The cache functions these settings' judge steps are stored under: "choice" where `choice_via` sends
+    a Choice question, any other step ("json", "facts", "question", "answer") as 'judge.<step>/<provider>'."""
+    from .judge import choice_json
+    choice = "typesafe.system_one" if settings.choice_via == "typesafe" else choice_json.function(settings.choice_via)
+    return [choice if step == "choice" else f"judge.{step}/{settings.judge_provider}" for step in steps]
+
+
+def asks_live(settings: config.Settings) -> bool:
+    """A judge is configured (a Choice endpoint or a JSON provider) and CITECHECK_OFFLINE is unset."""
+    return not settings.offline and bool(settings.choice_configured or settings.json_providers)
+
+
+def judge_line(ctx: RunContext, *steps: str) -> None:
+    """Say who answers this run's judge calls of `steps` (default "choice"). Live (`asks_live`): the
+    configured provider and model per kind of question, one line each. Otherwise the model that recorded
+    the cached answers, and when (`who_answered`)."""
+    settings = ctx.settings
+    steps = steps or ("choice",)
+    if not asks_live(settings):
+        who_answered(ctx, *judge_functions(settings, *steps))
+        return
+    for step, function in zip(steps, judge_functions(settings, *steps)):
+        provider = "typesafe" if function == "typesafe.system_one" else settings.judge_provider
+        model = settings.typesafe_model if provider == "typesafe" else settings.judge_model
+        print(f"{function}: answers by {model} ({provider}, asked live; an answer already cached for it replays)")
+
+
 def who_answered(ctx: RunContext, *functions: str) -> None:
     """Print which model recorded the cached answers of each function, and when (one line each). No count:
     the cache holds every notebook's answers, so a count would change whenever any of them records."""
@@ -131,6 +159,21 @@ def who_answered(ctx: RunContext, *functions: str) -> None:
         if row["function"] in functions:
             when = row["first"] if row["first"] == row["last"] else f"{row['first']} to {row['last']}"
             print(f"{row['function']}: answers by {row['model']}, recorded {when} (UTC)")
+
+
+def rests_on(verdict: dict) -> str:
+    """What a `pooled` verdict's label rests on, in words: a sentence it supports, the judge's own no, the
+    coverage tie-break (no answer decided, the claim's words on the page), or nothing (`not_found`)."""
+    from .judge.methods import pooled
+    s = pooled.Pooled.of(verdict["signals"])
+    decided = "some answer decided" if s.decided else f"no answer decided (no option reached {pooled.DECIDED})"
+    if verdict["label"] == "supported":
+        return f"a supporting sentence (P(supported) {s.p_supported:.2f} >= SUPPORT_AT {pooled.SUPPORT_AT})"
+    if verdict["label"] == "contradicted" and pooled.contradicted_by_judge(s):
+        return f"the judge's own no (P(no) {s.no:.2f}, above unknown and yes)"
+    if verdict["label"] == "contradicted":
+        return f"the coverage tie-break: {decided}, coverage {verdict['coverage']:.2f} >= {pooled.COVERAGE}"
+    return f"nothing: no sentence supports it and the judge said no to none; {decided}"
 
 
 def tidy(frame, digits: int = 3):
