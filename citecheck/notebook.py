@@ -145,10 +145,13 @@ def judge_line(ctx: RunContext, *steps: str) -> None:
     if not asks_live(settings):
         who_answered(ctx, *judge_functions(settings, *steps))
         return
-    for step, function in zip(steps, judge_functions(settings, *steps)):
+    where = {"typesafe": settings.typesafe_endpoint or "hosted Jev", "openai": settings.openai_base_url,
+             "anthropic": settings.anthropic_base_url, "ollama": settings.ollama_host}
+    for function in judge_functions(settings, *steps):
         provider = "typesafe" if function == "typesafe.system_one" else settings.judge_provider
         model = settings.typesafe_model if provider == "typesafe" else settings.judge_model
-        print(f"{function}: answers by {model} ({provider}, asked live; an answer already cached for it replays)")
+        print(f"{function}: answers by {model} at {where[provider]} ({provider}), asked live; "
+              "an answer already cached for that model replays")
 
 
 def who_answered(ctx: RunContext, *functions: str) -> None:
