@@ -136,6 +136,36 @@ def asks_live(settings: config.Settings) -> bool:
     return not settings.offline and bool(settings.choice_configured or settings.json_providers)
 
 
+JUDGE_SETTINGS = ("typesafe_endpoint", "typesafe_model", "openai_base_url", "anthropic_base_url", "ollama_host",
+                  "judge_provider", "judge_model", "secrets")
+"""The settings that say which judge answers (`recordings` resets them)."""
+
+
+def recordings(ctx: RunContext) -> RunContext:
+    """`ctx` as the cookbook recorded it: no judge configured and offline, so every judge call replays
+    json_cache.json (a miss fails naming the call)."""
+    bare = config.Settings.from_env({}, defaults_in=ctx.settings.defaults_in)
+    return ctx.replace(offline=True, **{name: getattr(bare, name) for name in JUDGE_SETTINGS})
+
+
+def replay_unless_opted_in(ctx: RunContext) -> RunContext:
+    """For a notebook of hundreds of judge calls: `ctx` when the reader opted in (CITECHECK_NOTEBOOK_LIVE=1)
+    or no judge would be asked anyway; else `recordings(ctx)`, saying so in one line."""
+    if ctx.settings.notebook_live or not asks_live(ctx.settings):
+        return ctx
+    print("replaying the recordings, not your judge: this notebook asks hundreds of judge questions; "
+          "CITECHECK_NOTEBOOK_LIVE=1 asks your judge (the cost is printed below)")
+    return recordings(ctx)
+
+
+def live_cost(records: list[dict]) -> str:
+    """'N judge calls, P prompt and O output tokens' summed over records ({calls, prompt_tokens,
+    output_tokens}, as the cache's entries counted them)."""
+    total = {k: sum(r.get(k) or 0 for r in records) for k in ("calls", "prompt_tokens", "output_tokens")}
+    return (f"{total['calls']:,} judge calls, {total['prompt_tokens']:,} prompt and {total['output_tokens']:,} "
+            "output tokens")
+
+
 def judge_line(ctx: RunContext, *steps: str) -> None:
     """Say who answers this run's judge calls of `steps` (default "choice"). Live (`asks_live`): the
     configured provider and model per kind of question, one line each. Otherwise the model that recorded
