@@ -94,9 +94,9 @@ def cache_env(settings: config.Settings) -> dict[str, str]:
 
 def cli(ctx: RunContext, *args, echo: bool = True) -> subprocess.CompletedProcess | None:
     """Run `python -m citecheck ARGS` from the working directory with the notebook's cache (`cache_env`).
-    With `echo`, print its stdout, then its stderr, and return None (a cell shows nothing twice); else
-    return the finished process to read. A path inside the repository is passed relative to the working
-    directory, as a reader would type it there."""
+    With `echo`, print its stdout, then its stderr (`wrapped`), and return None (a cell shows nothing
+    twice); else return the finished process to read. A path inside the repository is passed relative to
+    the working directory, as a reader would type it there."""
     def arg(value) -> str:
         path = Path(value) if isinstance(value, Path) else None
         return os.path.relpath(path) if path is not None and path.is_relative_to(ROOT) else str(value)
@@ -105,8 +105,28 @@ def cli(ctx: RunContext, *args, echo: bool = True) -> subprocess.CompletedProces
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if not echo:
         return done
-    print(done.stdout + done.stderr, end="")
+    print(wrapped(done.stdout + done.stderr), end="")
     return None
+
+
+WIDTH = 110
+"""Printed lines longer than this are wrapped at word boundaries (`wrapped`)."""
+
+
+def wrapped(text: str, width: int = WIDTH) -> str:
+    """`text` with each line longer than `width` wrapped at spaces, continued with an indent of four: a
+    narrow reader never sees a word cut in two (a word longer than the line stays whole)."""
+    import textwrap
+    return "".join(textwrap.fill(line, width, subsequent_indent="    ", break_long_words=False,
+                                 break_on_hyphens=False) + end if len(line) > width else line + end
+                   for line, end in _lines(text))
+
+
+def _lines(text: str):
+    """(line, its line end) for each line of `text`, the last without one when `text` does not end so."""
+    for line in text.splitlines(keepends=True):
+        stripped = line.rstrip("\r\n")
+        yield stripped, line[len(stripped):]
 
 
 def show_figures_with_alt_text(ip) -> None:
@@ -127,7 +147,8 @@ def judge_functions(settings: config.Settings, *steps: str) -> list[str]:
     """The cache functions these settings' judge steps are stored under: "choice" where `choice_via` sends
     a Choice question, any other step ("json", "facts", "question", "answer") as 'judge.<step>/<provider>'."""
     from .judge import choice_json
-    choice = "typesafe.system_one" if settings.choice_via == "typesafe" else choice_json.function(settings.choice_via)
+    via = settings.choice_via
+    choice = "typesafe.system_one" if via == "typesafe" else choice_json.function(via)
     return [choice if step == "choice" else f"judge.{step}/{settings.judge_provider}" for step in steps]
 
 
@@ -136,8 +157,8 @@ def asks_live(settings: config.Settings) -> bool:
     return not settings.offline and bool(settings.choice_configured or settings.json_providers)
 
 
-JUDGE_SETTINGS = ("typesafe_endpoint", "typesafe_model", "openai_base_url", "anthropic_base_url", "ollama_host",
-                  "judge_provider", "judge_model", "secrets")
+JUDGE_SETTINGS = ("typesafe_endpoint", "typesafe_model", "openai_base_url", "anthropic_base_url",
+                  "ollama_host", "judge_provider", "judge_model", "secrets")
 """The settings that say which judge answers (`recordings` resets them)."""
 
 
@@ -162,8 +183,8 @@ def live_cost(records: list[dict]) -> str:
     """'N judge calls, P prompt and O output tokens' summed over records ({calls, prompt_tokens,
     output_tokens}, as the cache's entries counted them)."""
     total = {k: sum(r.get(k) or 0 for r in records) for k in ("calls", "prompt_tokens", "output_tokens")}
-    return (f"{total['calls']:,} judge calls, {total['prompt_tokens']:,} prompt and {total['output_tokens']:,} "
-            "output tokens")
+    calls, prompt, output = total["calls"], total["prompt_tokens"], total["output_tokens"]
+    return f"{calls:,} judge calls, {prompt:,} prompt and {output:,} output tokens"
 
 
 def judge_line(ctx: RunContext, *steps: str) -> None:
@@ -199,7 +220,8 @@ def rests_on(verdict: dict) -> str:
     coverage tie-break (no answer decided, the claim's words on the page), or nothing (`not_found`)."""
     from .judge.methods import pooled
     s = pooled.Pooled.of(verdict["signals"])
-    decided = "some answer decided" if s.decided else f"no answer decided (no option reached {pooled.DECIDED})"
+    decided = ("some answer decided" if s.decided
+               else f"no answer decided (no option reached {pooled.DECIDED})")
     if verdict["label"] == "supported":
         return f"a supporting sentence (P(supported) {s.p_supported:.2f} >= SUPPORT_AT {pooled.SUPPORT_AT})"
     if verdict["label"] == "contradicted" and pooled.contradicted_by_judge(s):

@@ -1,8 +1,8 @@
 """Run All with a judge re-tells notebook 01 with that judge: executed live against the capable stand-in
 (tests/standins/capable.py, on 127.0.0.1, reached through the real OpenAI-compatible client) with only
-OPENAI_BASE_URL configured and CITECHECK_OFFLINE unset, every judge call goes to the stand-in (none replays the
-local model's recordings, though the committed export is read), and every sentence the notebook prints about
-its verdicts is true of that run's tables."""
+OPENAI_BASE_URL configured and CITECHECK_OFFLINE unset, every judge call goes to the stand-in (none replays
+the local model's recordings, though the committed export is read), and every sentence the notebook prints
+about its verdicts is true of that run's tables."""
 from __future__ import annotations
 
 import json
@@ -65,7 +65,8 @@ def test_the_printed_sentences_are_true_of_that_run(run):
     judged = {r[1]: r[-2] == "True" for r in rows if r[2] != "missing"}
     counts = printed(executed, "7465d6fb")
     assert f"agreement with expected: {sum(agrees.values())}/{len(agrees)}" in counts
-    assert f"judged by the model: {len(judged)}, of which agree: {sum(judged.values())}/{len(judged)}" in counts
+    agreed = sum(judged.values())
+    assert f"judged by the model: {len(judged)}, of which agree: {agreed}/{len(judged)}" in counts
     wrong = re.search(r"^wrong: (.*)$", counts, re.M)[1]
     assert re.findall(r"\b(C\d)\b", wrong) == [cid for cid, ok in judged.items() if not ok]
     assert sum(agrees.values()) == 9, "the capable judge gets every citation of notebook 01 right"
@@ -77,10 +78,14 @@ def test_the_printed_sentences_are_true_of_that_run(run):
     assert "M1: verified at 0.9" in own and "M2: contradicted at 0.9" in own, own
 
 
-@pytest.mark.xfail(strict=False, reason="judge naming: a custom OPENAI_BASE_URL is still named with the local "
-                                        "model's name in settings (fixed in citecheck/judge by another change)")
+NAMING = ("judge naming: a custom OPENAI_BASE_URL is still named with the local model's name in settings "
+          "(fixed in citecheck/judge by another change)")
+
+
+@pytest.mark.xfail(strict=False, reason=NAMING)
 def test_every_verdict_is_named_with_the_stand_ins_model(run):
-    """The set-up line and the gate's notes name the model that answered (the stand-in's), not the local one."""
+    """The set-up line and the gate's notes name the model that answered (the stand-in's), not the local
+    one."""
     executed, _, _ = run
     assert MODEL in printed(executed, "39f95401")
     assert "qwen" not in printed(executed, "ee73b1f3") + printed(executed, "9f330b67")

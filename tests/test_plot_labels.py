@@ -1,4 +1,4 @@
-"""Confidence plots whose names never collide (issue 26): no name covers another name, a marker or the plot's
+"""Confidence plots whose names never collide: no name covers another name, a marker or the plot's
 own words, each stays inside the axes and nearest its own point — on the notebooks' own data (read back from
 the committed figures' alt text) and on crowded made-up data; the title never lists an id that is plotted."""
 from __future__ import annotations
@@ -16,9 +16,9 @@ from citecheck import notebook
 from citecheck.report import plots
 from citecheck.vocabulary import LABELS, VERDICTS
 
-ALT = re.compile(r"^(?P<title>.*?): one point per item at its label and confidence, with (?:the AUTO_ACCEPT line at "
-                 r"(?P<threshold>[\d.]+) \(below it a person reviews\)|no threshold in force \(a person reviews "
-                 r"every one\))\. (?P<points>.*?)\."
+ALT = re.compile(r"^(?P<title>.*?): one point per item at its label and confidence, with "
+                 r"(?:the AUTO_ACCEPT line at (?P<threshold>[\d.]+) \(below it a person reviews\)"
+                 r"|no threshold in force \(a person reviews every one\))\. (?P<points>.*?)\."
                  r"(?: No model asked \((?P<missing>\d+)\): (?P<unplotted>.*)\.)?$")
 
 
@@ -139,23 +139,25 @@ def test_crowded_points_near_the_plots_words_do_not_collide(seed):
 
 def lines_of(ax) -> list:
     """The straight lines drawn across an axes (axhline / axvline), not the data."""
-    return [line for line in ax.get_lines() if len(set(line.get_xdata())) == 1 or len(set(line.get_ydata())) == 1]
+    return [line for line in ax.get_lines()
+            if len(set(line.get_xdata())) == 1 or len(set(line.get_ydata())) == 1]
 
 
 def test_no_threshold_in_force_draws_no_line_and_says_so():
-    """None in force is not a threshold of 1: no line, the words 'no threshold in force' (plot and alt text)."""
+    """None in force is not a threshold of 1: no line, the words 'no threshold in force' (plot, alt text)."""
     rows = [{"id": "C1", "label": "supported", "confidence": 0.6}]
     fig = plots.confidence_by_label(rows, None, label_key="label", order=LABELS)
     words = [t.get_text() for t in fig.axes[0].texts]
     assert not lines_of(fig.axes[0]) and not any("AUTO_ACCEPT = 1" in w for w in words)
-    assert any(w.startswith(plots.NONE_IN_FORCE) for w in words) and plots.NONE_IN_FORCE in plots.alt_text(fig)
+    assert any(w.startswith(plots.NONE_IN_FORCE) for w in words)
+    assert plots.NONE_IN_FORCE in plots.alt_text(fig)
     set_one = plots.confidence_by_label(rows, 0.8, label_key="label", order=LABELS)
     assert len(lines_of(set_one.axes[0])) == 1 and "AUTO_ACCEPT line at 0.8" in plots.alt_text(set_one)
 
 
 def test_the_sweep_names_every_line_it_draws_and_draws_none_for_no_threshold():
-    points = [{"threshold": t / 10, "accepted": 10 - t, "accepted_accuracy": 0.7, "accepted_share": 1 - t / 10}
-              for t in range(11)]
+    points = [{"threshold": t / 10, "accepted": 10 - t, "accepted_accuracy": 0.7,
+               "accepted_share": 1 - t / 10} for t in range(11)]
     none = plots.threshold_sweep({"judge": points}, None, target=0.9)
     left, right = none.axes
     assert not [line for line in lines_of(left) + lines_of(right) if line.get_linestyle() == "--"]
@@ -165,7 +167,7 @@ def test_the_sweep_names_every_line_it_draws_and_draws_none_for_no_threshold():
     set_half = plots.threshold_sweep({"judge": points}, 0.5, target=0.9)
     legend = [t.get_text() for t in set_half.axes[0].get_legend().get_texts()]
     assert legend == ["judge", "in force: 0.5", "target 0.9"]
-    unnamed = [line for ax in set_half.axes[:1] for line in ax.get_lines() if line.get_label().startswith("_")]
+    unnamed = [line for line in set_half.axes[0].get_lines() if line.get_label().startswith("_")]
     assert unnamed == [], "every line of the left panel is named in its legend"
 
 

@@ -395,7 +395,8 @@ def threshold_sweep(curves: dict[str, list[dict]], threshold: float | None, *, t
     accuracy_label = "accuracy of accepted" + (f" (≥ {min_accepted})" if min_accepted > 1 else "")
     for ax, ylabel in ((left, accuracy_label), (right, "share accepted")):
         if given is not None:
-            ax.axvline(threshold, color="#e65100", linestyle="--", linewidth=1, label=f"in force: {threshold:g}")
+            ax.axvline(threshold, color="#e65100", linestyle="--", linewidth=1,
+                       label=f"in force: {threshold:g}")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("AUTO_ACCEPT")
@@ -429,7 +430,8 @@ def review_share_curve(points: list[dict], threshold: float | None,
     here = None
     if given is not None:
         ax.axvline(threshold, color="#e65100", linestyle="--", linewidth=1)
-        here = max((p for p in points if p["threshold"] <= threshold), key=lambda p: p["threshold"], default=None)
+        here = max((p for p in points if p["threshold"] <= threshold), key=lambda p: p["threshold"],
+                   default=None)
     if here is not None:
         ax.annotate(f"AUTO_ACCEPT = {threshold:g}: {here['to_review']} to review ({here['share']:.0%})",
                     (threshold, here["share"]), xytext=(-6, 8), textcoords="offset points", ha="right",
