@@ -28,8 +28,12 @@ Rules:
   build/notebooks/replay_seconds.json; `main()` says before each notebook how long it took last time
   (this machine's last run, else the committed file), so `setup.sh` is never silent for minutes.
 - What a reader sees: a figure is one <img> with its alt text (`plots.alt_text`); a printed table
-  shows a missing value as "—", never NaN (`tidy`); the set-up cell says which model answered and
-  when (`who_answered`); `show(fn, start=, stop=)` prints a function's core lines, not its plumbing.
+  shows a missing value as "—", never NaN (`tidy`); the set-up cell says who answers (`judge_line`:
+  offline the model that recorded the cached answers, and when; with a judge configured and
+  CITECHECK_OFFLINE unset, that judge, asked by every judge call); `show(fn, start=, stop=)` prints a
+  function's core lines, not its plumbing; a long printed line wraps at word boundaries (`wrapped`).
+- A notebook of hundreds of judge calls (04, 05) replays the recordings unless the reader opts in with
+  CITECHECK_NOTEBOOK_LIVE=1 (`replay_unless_opted_in`), and prints what opting in costs (`live_cost`).
 """
 from __future__ import annotations
 
