@@ -89,3 +89,57 @@ def test_every_verdict_is_named_with_the_stand_ins_model(run):
     executed, _, _ = run
     assert MODEL in printed(executed, "39f95401")
     assert "qwen" not in printed(executed, "ee73b1f3") + printed(executed, "9f330b67")
+
+
+# ---------------------------------------------------------------- the set-up cell and the opt-in, unit by unit
+
+def context(environ: dict):
+    from citecheck.context import RunContext
+    return RunContext.build(notebook.notebook_settings(environ))
+
+
+def test_the_set_up_line_names_the_recordings_offline_and_the_configured_judge_live(capsys):
+    committed = str(notebook.ROOT / "json_cache.json")
+    offline = context({"CITECHECK_OFFLINE": "1", "CITECHECK_CACHE": committed})
+    notebook.judge_line(offline, "choice", "json")
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in printed] == ["judge.json/openai", "typesafe.system_one"]
+    assert all(re.search(r"answers by \S+, recorded 20\d\d-\d\d-\d\d", line) for line in printed)
+    live = context({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "JUDGE_MODEL": "my-model"})
+    notebook.judge_line(live, "choice", "json")
+    assert capsys.readouterr().out.splitlines() == [
+        f"{f}: answers by my-model at http://127.0.0.1:9/v1 (openai), asked live; an answer already cached "
+        "for that model replays" for f in ("judge.choice/openai", "judge.json/openai")]
+
+
+def test_a_many_call_notebook_replays_unless_the_reader_opts_in(capsys):
+    keyed = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "JUDGE_MODEL": "my-model"}
+    replay = notebook.replay_unless_opted_in(context(keyed))
+    assert "CITECHECK_NOTEBOOK_LIVE=1" in capsys.readouterr().out
+    assert replay.settings.offline and replay.settings.choice_via == "typesafe"
+    assert not notebook.asks_live(replay.settings) and replay.settings.judge_model != "my-model"
+    opted = context({**keyed, "CITECHECK_NOTEBOOK_LIVE": "1"})
+    assert opted.settings.notebook_live and notebook.replay_unless_opted_in(opted) is opted
+    plain = context({})
+    assert notebook.replay_unless_opted_in(plain) is plain and capsys.readouterr().out == ""
+    cost = notebook.live_cost([{"calls": 4, "prompt_tokens": 1200, "output_tokens": 4},
+                               {"calls": 1, "prompt_tokens": 300, "output_tokens": 40}])
+    assert cost == "5 judge calls, 1,500 prompt and 44 output tokens"
+
+
+PINS = ("typesafe.system_one", "typesafe_model", "who_answered(", "judges.choice_judge(",
+        "models_used(ctx.cache))\nrecorded[recorded.function")
+
+
+@pytest.mark.parametrize("path", [p for p in notebook.notebook_paths() if p.name[:2] <= "06"],
+                         ids=lambda p: p.name)
+def test_no_notebook_cell_pins_the_local_recordings(path):
+    """Every judge call goes where the settings send it: no cell names the Choice API's cache function or
+    model, asks `judges.choice_judge` directly, or reports the cache's models in place of the judge."""
+    cells = [c for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code"]
+    pinned = [(c.id, pin) for c in cells for pin in PINS if pin in c.source]
+    assert pinned == []
+    assert "judge_line(ctx" in cells[0].source, "the set-up cell says who answers"
+    if path.name[:2] in ("04", "05"):
+        assert "replay_unless_opted_in(setup())" in cells[0].source
+        assert any("live_cost(" in c.source for c in cells), "it prints what opting in costs"
