@@ -91,7 +91,7 @@ def test_every_verdict_is_named_with_the_stand_ins_model(run):
     assert "qwen" not in printed(executed, "ee73b1f3") + printed(executed, "9f330b67")
 
 
-# ---------------------------------------------------------------- the set-up cell and the opt-in, unit by unit
+# ------------------------------------------------------------- the set-up cell and the opt-in, unit by unit
 
 def context(environ: dict):
     from citecheck.context import RunContext
