@@ -143,3 +143,39 @@ def test_no_notebook_cell_pins_the_local_recordings(path):
     if path.name[:2] in ("04", "05"):
         assert "replay_unless_opted_in(setup())" in cells[0].source
         assert any("live_cost(" in c.source for c in cells), "it prints what opting in costs"
+
+
+# ------------------------------------------------------------- Run All with a judge, notebook by notebook
+
+LIVE = [p for p in notebook.notebook_paths() if p.name[:2] in ("01", "02", "03", "06")]
+"""The notebooks that ask a configured judge by default (04 and 05 replay unless the reader opts in)."""
+REPLAYS_JSON = {"02_live_web.ipynb"}
+"""Notebooks whose JSON-judge cells still replay the local model's answers: a custom OPENAI_BASE_URL's JSON
+calls are keyed by the local model's name until the judge naming fix lands (see NAMING)."""
+
+
+def live_run(path, export: str, folder) -> tuple:
+    """`path` executed against a fresh capable stand-in over `export`: (notebook, stand-in requests, store)."""
+    with pytest.MonkeyPatch.context() as mp, capable_standin([*L.stories(), *OWN_STORIES]) as server:
+        mp.delenv("JUDGE_METHOD", raising=False)
+        mp.setenv("CITECHECK_CACHE", export)
+        env = {"OPENAI_BASE_URL": f"{server.url}/v1", "CITECHECK_CACHE_STORE": str(folder / "store.sqlite")}
+        executed = notebook.execute(path, offline=False, env=env, timeout=600)
+        with sqlite3.connect(folder / "store.sqlite") as db:
+            entries = [json.loads(entry) for (entry,) in db.execute("SELECT entry FROM entries")]
+        return executed, len(server.requests), entries
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=False, reason=NAMING))
+                                  if p.name in REPLAYS_JSON else p for p in LIVE], ids=lambda p: p.name)
+def test_run_all_with_a_judge_asks_that_judge_every_call(path, tmp_path):
+    """With the committed recordings in reach, the notebook asks the stand-in exactly as many questions as
+    with no recordings at all: no judge call replays the local model's answers."""
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    executed, asked, entries = live_run(path, str(notebook.ROOT / "json_cache.json"), tmp_path / "a")
+    first = next(c for c in executed.cells if c.cell_type == "code")
+    assert "asked live" in printed(executed, first.id) and "recorded 20" not in printed(executed, first.id)
+    judged = [e for e in entries if e["function"].startswith(("judge.", "typesafe."))]
+    assert asked and len(judged) == asked and {e["model"] for e in judged} == {MODEL}
+    _, asked_fresh, _ = live_run(path, str(tmp_path / "b" / "empty.json"), tmp_path / "b")
+    assert asked == asked_fresh, f"{asked_fresh - asked} judge call(s) replayed the recordings"
