@@ -155,7 +155,7 @@ calls are keyed by the local model's name until the judge naming fix lands (see 
 
 
 def live_run(path, export: str, folder) -> tuple:
-    """`path` executed against a fresh capable stand-in over `export`: (notebook, stand-in requests, store)."""
+    """`path` run against a fresh capable stand-in over `export`: (notebook, stand-in requests, store)."""
     with pytest.MonkeyPatch.context() as mp, capable_standin([*L.stories(), *OWN_STORIES]) as server:
         mp.delenv("JUDGE_METHOD", raising=False)
         mp.setenv("CITECHECK_CACHE", export)
