@@ -61,6 +61,7 @@ DEFAULTS = {
     "CITECHECK_CACHE_STORE": "",
     "CACHE_MAX_AGE": "0",
     "CITECHECK_OFFLINE": "0",
+    "CITECHECK_NOTEBOOK_LIVE": "0",
     "BATCH_CONCURRENCY": "4",
     "AUDIT_DB": "",
     "AUTO_ACCEPT": "",
@@ -330,6 +331,7 @@ class Settings:
     cache_store: str = ""
     cache_max_age: int = 0
     offline: bool = False
+    notebook_live: bool = False         # CITECHECK_NOTEBOOK_LIVE: notebooks 04-05 ask a live judge too
     batch_concurrency: int = 4
     audit_db: Path | None = None        # AUDIT_DB when set: verify, /verify and check audit there too
     auto_accept: float | None = None    # AUTO_ACCEPT when set: every model; None: per model, from the table
@@ -397,6 +399,7 @@ class Settings:
             cache_store=read.cache_store(),
             cache_max_age=read.count("CACHE_MAX_AGE"),
             offline=read.flag("CITECHECK_OFFLINE"),
+            notebook_live=read.flag("CITECHECK_NOTEBOOK_LIVE"),
             batch_concurrency=read.positive("BATCH_CONCURRENCY", integer=True),
             audit_db=Path(read.text("AUDIT_DB")) if read.text("AUDIT_DB") else None,
             auto_accept=read.fraction("AUTO_ACCEPT") if read.text("AUTO_ACCEPT") else None,

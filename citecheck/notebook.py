@@ -28,8 +28,12 @@ Rules:
   build/notebooks/replay_seconds.json; `main()` says before each notebook how long it took last time
   (this machine's last run, else the committed file), so `setup.sh` is never silent for minutes.
 - What a reader sees: a figure is one <img> with its alt text (`plots.alt_text`); a printed table
-  shows a missing value as "—", never NaN (`tidy`); the set-up cell says which model answered and
-  when (`who_answered`); `show(fn, start=, stop=)` prints a function's core lines, not its plumbing.
+  shows a missing value as "—", never NaN (`tidy`); the set-up cell says who answers (`judge_line`:
+  offline the model that recorded the cached answers, and when; with a judge configured and
+  CITECHECK_OFFLINE unset, that judge, asked by every judge call); `show(fn, start=, stop=)` prints a
+  function's core lines, not its plumbing; a long printed line wraps at word boundaries (`wrapped`).
+- A notebook of hundreds of judge calls (04, 05) replays the recordings unless the reader opts in with
+  CITECHECK_NOTEBOOK_LIVE=1 (`replay_unless_opted_in`), and prints what opting in costs (`live_cost`).
 """
 from __future__ import annotations
 
@@ -94,9 +98,9 @@ def cache_env(settings: config.Settings) -> dict[str, str]:
 
 def cli(ctx: RunContext, *args, echo: bool = True) -> subprocess.CompletedProcess | None:
     """Run `python -m citecheck ARGS` from the working directory with the notebook's cache (`cache_env`).
-    With `echo`, print its stdout, then its stderr, and return None (a cell shows nothing twice); else
-    return the finished process to read. A path inside the repository is passed relative to the working
-    directory, as a reader would type it there."""
+    With `echo`, print its stdout, then its stderr (`wrapped`), and return None (a cell shows nothing
+    twice); else return the finished process to read. A path inside the repository is passed relative to
+    the working directory, as a reader would type it there."""
     def arg(value) -> str:
         path = Path(value) if isinstance(value, Path) else None
         return os.path.relpath(path) if path is not None and path.is_relative_to(ROOT) else str(value)
@@ -105,8 +109,28 @@ def cli(ctx: RunContext, *args, echo: bool = True) -> subprocess.CompletedProces
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if not echo:
         return done
-    print(done.stdout + done.stderr, end="")
+    print(wrapped(done.stdout + done.stderr), end="")
     return None
+
+
+WIDTH = 110
+"""Printed lines longer than this are wrapped at word boundaries (`wrapped`)."""
+
+
+def wrapped(text: str, width: int = WIDTH) -> str:
+    """`text` with each line longer than `width` wrapped at spaces, continued with an indent of four: a
+    narrow reader never sees a word cut in two (a word longer than the line stays whole)."""
+    import textwrap
+    return "".join(textwrap.fill(line, width, subsequent_indent="    ", break_long_words=False,
+                                 break_on_hyphens=False) + end if len(line) > width else line + end
+                   for line, end in _lines(text))
+
+
+def _lines(text: str):
+    """(line, its line end) for each line of `text`, the last without one when `text` does not end so."""
+    for line in text.splitlines(keepends=True):
+        stripped = line.rstrip("\r\n")
+        yield stripped, line[len(stripped):]
 
 
 def show_figures_with_alt_text(ip) -> None:
@@ -123,6 +147,68 @@ def show_figures_with_alt_text(ip) -> None:
     formatters["text/plain"].for_type(Figure, lambda fig, p, cycle: p.text(alt_text(fig)))
 
 
+def judge_functions(settings: config.Settings, *steps: str) -> list[str]:
+    """The cache functions these settings' judge steps are stored under: "choice" where `choice_via` sends
+    a Choice question, any other step ("json", "facts", "question", "answer") as 'judge.<step>/<provider>'."""
+    from .judge import choice_json
+    via = settings.choice_via
+    choice = "typesafe.system_one" if via == "typesafe" else choice_json.function(via)
+    return [choice if step == "choice" else f"judge.{step}/{settings.judge_provider}" for step in steps]
+
+
+def asks_live(settings: config.Settings) -> bool:
+    """A judge is configured (a Choice endpoint or a JSON provider) and CITECHECK_OFFLINE is unset."""
+    return not settings.offline and bool(settings.choice_configured or settings.json_providers)
+
+
+JUDGE_SETTINGS = ("typesafe_endpoint", "typesafe_model", "openai_base_url", "anthropic_base_url",
+                  "ollama_host", "judge_provider", "judge_model", "secrets")
+"""The settings that say which judge answers (`recordings` resets them)."""
+
+
+def recordings(ctx: RunContext) -> RunContext:
+    """`ctx` as the cookbook recorded it: no judge configured and offline, so every judge call replays
+    json_cache.json (a miss fails naming the call)."""
+    bare = config.Settings.from_env({}, defaults_in=ctx.settings.defaults_in)
+    return ctx.replace(offline=True, **{name: getattr(bare, name) for name in JUDGE_SETTINGS})
+
+
+def replay_unless_opted_in(ctx: RunContext) -> RunContext:
+    """For a notebook of hundreds of judge calls: `ctx` when the reader opted in (CITECHECK_NOTEBOOK_LIVE=1)
+    or no judge would be asked anyway; else `recordings(ctx)`, saying so in one line."""
+    if ctx.settings.notebook_live or not asks_live(ctx.settings):
+        return ctx
+    print("replaying the recordings, not your judge: this notebook asks hundreds of judge questions; "
+          "CITECHECK_NOTEBOOK_LIVE=1 asks your judge (the cost is printed below)")
+    return recordings(ctx)
+
+
+def live_cost(records: list[dict]) -> str:
+    """'N judge calls, P prompt and O output tokens' summed over records ({calls, prompt_tokens,
+    output_tokens}, as the cache's entries counted them)."""
+    total = {k: sum(r.get(k) or 0 for r in records) for k in ("calls", "prompt_tokens", "output_tokens")}
+    calls, prompt, output = total["calls"], total["prompt_tokens"], total["output_tokens"]
+    return f"{calls:,} judge calls, {prompt:,} prompt and {output:,} output tokens"
+
+
+def judge_line(ctx: RunContext, *steps: str) -> None:
+    """Say who answers this run's judge calls of `steps` (default "choice"). Live (`asks_live`): the
+    configured provider and model per kind of question, one line each. Otherwise the model that recorded
+    the cached answers, and when (`who_answered`)."""
+    settings = ctx.settings
+    steps = steps or ("choice",)
+    if not asks_live(settings):
+        who_answered(ctx, *judge_functions(settings, *steps))
+        return
+    where = {"typesafe": settings.typesafe_endpoint or "hosted Jev", "openai": settings.openai_base_url,
+             "anthropic": settings.anthropic_base_url, "ollama": settings.ollama_host}
+    for function in judge_functions(settings, *steps):
+        provider = "typesafe" if function == "typesafe.system_one" else settings.judge_provider
+        model = settings.typesafe_model if provider == "typesafe" else settings.judge_model
+        print(f"{function}: answers by {model} at {where[provider]} ({provider}), asked live; "
+              "an answer already cached for that model replays")
+
+
 def who_answered(ctx: RunContext, *functions: str) -> None:
     """Print which model recorded the cached answers of each function, and when (one line each). No count:
     the cache holds every notebook's answers, so a count would change whenever any of them records."""
@@ -131,6 +217,22 @@ def who_answered(ctx: RunContext, *functions: str) -> None:
         if row["function"] in functions:
             when = row["first"] if row["first"] == row["last"] else f"{row['first']} to {row['last']}"
             print(f"{row['function']}: answers by {row['model']}, recorded {when} (UTC)")
+
+
+def rests_on(verdict: dict) -> str:
+    """What a `pooled` verdict's label rests on, in words: a sentence it supports, the judge's own no, the
+    coverage tie-break (no answer decided, the claim's words on the page), or nothing (`not_found`)."""
+    from .judge.methods import pooled
+    s = pooled.Pooled.of(verdict["signals"])
+    decided = ("some answer decided" if s.decided
+               else f"no answer decided (no option reached {pooled.DECIDED})")
+    if verdict["label"] == "supported":
+        return f"a supporting sentence (P(supported) {s.p_supported:.2f} >= SUPPORT_AT {pooled.SUPPORT_AT})"
+    if verdict["label"] == "contradicted" and pooled.contradicted_by_judge(s):
+        return f"the judge's own no (P(no) {s.no:.2f}, above unknown and yes)"
+    if verdict["label"] == "contradicted":
+        return f"the coverage tie-break: {decided}, coverage {verdict['coverage']:.2f} >= {pooled.COVERAGE}"
+    return f"nothing: no sentence supports it and the judge said no to none; {decided}"
 
 
 def tidy(frame, digits: int = 3):

@@ -97,7 +97,7 @@ def test_consecutive_chunks_of_one_stream_are_saved_as_one_output():
                                                ("stdout", "more\n")]
 
 
-# ---------------------------------------------------------------- issue 26's polish list, one test per item
+# ---------------------------------------------------------------- the polish list, one test per item
 
 MAX_CODE_LINE = 110
 WHOLE_QUOTES = {("02_live_web.ipynb", "a1bfd853"), ("01_source_document.ipynb", "6838ddca"),
@@ -169,7 +169,8 @@ def test_no_output_block_is_shown_twice_in_a_notebook(path):
 def test_notebook_02_prints_its_json_once_and_ends_on_one_line():
     nb02 = notebook.NOTEBOOKS / "02_live_web.ipynb"
     cli_lines = text_of(cell(nb02, "66f6ad2c")).strip().splitlines()
-    assert len(cli_lines) == 2 and cli_lines[0].startswith("citecheck verify: ") and "True" in cli_lines[1]
+    assert cli_lines[0].startswith("citecheck verify: ") and "True" in cli_lines[-1]
+    assert all(line.startswith("    ") for line in cli_lines[1:-1]), "one stderr line, wrapped at words"
     assert text_of(cell(nb02, "bb4da7eb")).strip() == "settled by the page, as the fixture expects: 8/8; judged: 6"
 
 
@@ -182,3 +183,27 @@ def test_notebook_05_tables_fit_the_display_width():
             table = joined(out.get("data", {}).get("text/plain")) if is_table else ""
             wrapped = [line for line in table.splitlines() if line.rstrip().endswith("\\") or len(line) > 140]
             assert not wrapped, f"cell {c.id}: a table wider than the page:\n" + "\n".join(wrapped)
+
+
+def test_long_printed_lines_wrap_at_word_boundaries():
+    """A narrow reader never sees a word cut in two: the CLI's long lines are wrapped at spaces, indented."""
+    line = ("citecheck check: 7 verdict(s) to a person, uncalibrated: no AUTO_ACCEPT for some-model in "
+            "data/gate.json: run `calibrate --model some-model --write` or set AUTO_ACCEPT")
+    out = notebook.wrapped(line + "\nshort\n", width=60)
+    lines = out.splitlines()
+    assert all(len(x) <= 60 for x in lines) and lines[-1] == "short" and out.endswith("\n")
+    assert " ".join(x.strip() for x in lines[:-1]) == line and "--model" in out
+    assert notebook.wrapped("no newline at the end") == "no newline at the end"
+
+
+WRAPPED = [p for p in PATHS if p.name[:2] <= "06"]
+"""Notebook 07's CLI output wraps the same way once it is re-executed (it shows `cli` output too)."""
+
+
+@pytest.mark.parametrize("path", WRAPPED, ids=[p.name for p in WRAPPED])
+def test_the_clis_gate_notes_are_wrapped_at_words(path):
+    """The CLI's long stderr lines (the gate's notes: `calibrate --model ...`) are never cut mid-word."""
+    for n, out in code_outputs(path):
+        for line in joined(out.get("text")).splitlines():
+            if line.startswith("citecheck ") and "AUTO_ACCEPT" in line:
+                assert len(line) <= notebook.WIDTH, f"{path.name} cell {n}: {line[:80]}..."

@@ -1,4 +1,4 @@
-"""Confidence plots whose names never collide (issue 26): no name covers another name, a marker or the plot's
+"""Confidence plots whose names never collide: no name covers another name, a marker or the plot's
 own words, each stays inside the axes and nearest its own point — on the notebooks' own data (read back from
 the committed figures' alt text) and on crowded made-up data; the title never lists an id that is plotted."""
 from __future__ import annotations
@@ -16,8 +16,9 @@ from citecheck import notebook
 from citecheck.report import plots
 from citecheck.vocabulary import LABELS, VERDICTS
 
-ALT = re.compile(r"^(?P<title>.*?): one point per item at its label and confidence, with the AUTO_ACCEPT line at "
-                 r"(?P<threshold>[\d.]+) \(below it a person reviews\)\. (?P<points>.*?)\."
+ALT = re.compile(r"^(?P<title>.*?): one point per item at its label and confidence, with "
+                 r"(?:the AUTO_ACCEPT line at (?P<threshold>[\d.]+) \(below it a person reviews\)"
+                 r"|no threshold in force \(a person reviews every one\))\. (?P<points>.*?)\."
                  r"(?: No model asked \((?P<missing>\d+)\): (?P<unplotted>.*)\.)?$")
 
 
@@ -94,7 +95,8 @@ def test_the_notebooks_have_confidence_plots():
 def test_no_name_collides_on_the_notebooks_own_data(stem, match):
     order = VERDICTS if "verdict" in match["title"] else LABELS
     rows = [{"id": name, "label": label, "confidence": confidence} for label, name, confidence in points_of(match)]
-    fig = plots.confidence_by_label(rows, float(match["threshold"]), label_key="label", order=order,
+    threshold = float(match["threshold"]) if match["threshold"] else None
+    fig = plots.confidence_by_label(rows, threshold, label_key="label", order=order,
                                     title=match["title"])
     assert collisions(fig) == []
     assert sorted(boxes(fig)[0]) == sorted(name for _, name, _ in points_of(match))        # every point named
@@ -131,3 +133,46 @@ def test_crowded_points_near_the_plots_words_do_not_collide(seed):
                  for _ in range(rng.randint(1, 8))]
     fig = plots.confidence_by_label(rows, 1.0, label_key="label", order=LABELS)
     assert collisions(fig, nearest=False) == []
+
+
+# ---------------------------------------------------------------- the gate as the plots draw it
+
+def lines_of(ax) -> list:
+    """The straight lines drawn across an axes (axhline / axvline), not the data."""
+    return [line for line in ax.get_lines()
+            if len(set(line.get_xdata())) == 1 or len(set(line.get_ydata())) == 1]
+
+
+def test_no_threshold_in_force_draws_no_line_and_says_so():
+    """None in force is not a threshold of 1: no line, the words 'no threshold in force' (plot, alt text)."""
+    rows = [{"id": "C1", "label": "supported", "confidence": 0.6}]
+    fig = plots.confidence_by_label(rows, None, label_key="label", order=LABELS)
+    words = [t.get_text() for t in fig.axes[0].texts]
+    assert not lines_of(fig.axes[0]) and not any("AUTO_ACCEPT = 1" in w for w in words)
+    assert any(w.startswith(plots.NONE_IN_FORCE) for w in words)
+    assert plots.NONE_IN_FORCE in plots.alt_text(fig)
+    set_one = plots.confidence_by_label(rows, 0.8, label_key="label", order=LABELS)
+    assert len(lines_of(set_one.axes[0])) == 1 and "AUTO_ACCEPT line at 0.8" in plots.alt_text(set_one)
+
+
+def test_the_sweep_names_every_line_it_draws_and_draws_none_for_no_threshold():
+    points = [{"threshold": t / 10, "accepted": 10 - t, "accepted_accuracy": 0.7,
+               "accepted_share": 1 - t / 10} for t in range(11)]
+    none = plots.threshold_sweep({"judge": points}, None, target=0.9)
+    left, right = none.axes
+    assert not [line for line in lines_of(left) + lines_of(right) if line.get_linestyle() == "--"]
+    assert plots.NONE_IN_FORCE in plots.alt_text(none) and "AUTO_ACCEPT = 1" not in plots.alt_text(none)
+    legend = [t.get_text() for t in left.get_legend().get_texts()]
+    assert legend == ["judge", "target 0.9"]
+    set_half = plots.threshold_sweep({"judge": points}, 0.5, target=0.9)
+    legend = [t.get_text() for t in set_half.axes[0].get_legend().get_texts()]
+    assert legend == ["judge", "in force: 0.5", "target 0.9"]
+    unnamed = [line for line in set_half.axes[0].get_lines() if line.get_label().startswith("_")]
+    assert unnamed == [], "every line of the left panel is named in its legend"
+
+
+def test_the_review_share_curve_says_no_threshold_in_force():
+    points = [{"threshold": t / 10, "share": t / 10, "to_review": t} for t in range(11)]
+    fig = plots.review_share_curve(points, None)
+    assert not [line for line in fig.axes[0].get_lines() if line.get_linestyle() == "--"]
+    assert plots.alt_text(fig).endswith("No threshold in force.")

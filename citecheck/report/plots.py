@@ -4,7 +4,9 @@ Rules:
 - One colour per label, the same in every notebook; labels always in the vocabulary's order.
 - Figures are built with matplotlib's object API (not pyplot), so a cell shows each one exactly
   once and re-runs render identical PNGs.
-- The AUTO_ACCEPT line is drawn on every confidence plot and the review region below it is shaded.
+- The AUTO_ACCEPT in force is a labelled line on every confidence plot, the review region below it shaded;
+  with none in force (None: every verdict to a person) no line is drawn, the whole plot is the review
+  region and the plot says "no threshold in force" (never a line at 1 that reads as a setting).
 - Every figure carries its alt text as its label (`alt_text(fig)`): what it shows, in words and with
   its numbers, so a reader who cannot see the image loses nothing (notebooks and the HTML report use it).
 - Point names never cover a point, another name or the plot's own words (`place_names`): each name takes,
@@ -29,9 +31,18 @@ from ..verdict.review import EVERYTHING_TO_A_PERSON
 from ..vocabulary import LABELS, VERDICTS  # noqa: F401 - the notebooks name plots.LABELS
 
 
+NONE_IN_FORCE = "no threshold in force"
+"""What a plot says when no AUTO_ACCEPT is in force (every verdict to a person)."""
+
+
 def drawn(threshold: float | None) -> float:
-    """The AUTO_ACCEPT line drawn: None (none in force for the model: its verdicts to a person) at 1."""
+    """Where the review region ends: the threshold, or 1 when none is in force (every verdict reviewed)."""
     return EVERYTHING_TO_A_PERSON if threshold is None else threshold
+
+
+def gate_words(threshold: float | None) -> str:
+    """The threshold as a plot names it: 'AUTO_ACCEPT = 0.8', or NONE_IN_FORCE."""
+    return NONE_IN_FORCE if threshold is None else f"AUTO_ACCEPT = {threshold:g}"
 
 
 def described(fig: Figure, text: str) -> Figure:
@@ -272,12 +283,13 @@ def confidence_by_label(rows: list[dict], threshold: float | None, *, label_key:
     Items without a confidence (no model was asked) are not plotted: the title says how many, naming the
     ones whose name has no point (`unplotted_note`).
     """
-    fig, threshold = Figure(figsize=(7.5, 3.8)), drawn(threshold)
+    fig, given, threshold = Figure(figsize=(7.5, 3.8)), threshold, drawn(threshold)
     ax = fig.add_subplot()
     ax.axhspan(0, threshold, color="#fff3e0", zorder=0)
-    ax.axhline(threshold, color="#e65100", linestyle="--", linewidth=1)
-    words = [ax.text(len(order) - 0.55, threshold + 0.015, f"AUTO_ACCEPT = {threshold:g}", ha="right",
-                     va="bottom", color="#e65100"),
+    if given is not None:
+        ax.axhline(threshold, color="#e65100", linestyle="--", linewidth=1)
+    words = [ax.text(len(order) - 0.55, threshold + 0.015, gate_words(given) + ("" if given is not None else
+                     ": every verdict to a person"), ha="right", va="bottom", color="#e65100"),
              ax.text(len(order) - 0.55, 0.02, "review by a person", ha="right", va="bottom", color="#e65100")]
     plotted = sorted((row for row in rows if row.get("confidence") is not None),
                      key=lambda r: r["confidence"])
@@ -299,12 +311,14 @@ def confidence_by_label(rows: list[dict], threshold: float | None, *, label_key:
     fig.tight_layout()
     if len(plotted) <= NAMED_MAX:
         place_names(ax, xs, [row["confidence"] for row in plotted], [str(row[name_key]) for row in plotted],
-                    avoid=words, rules=[threshold])
+                    avoid=words, rules=[threshold] if given is not None else [])
     points = "; ".join(f"{label}: " + ", ".join(f"{row[name_key]} {row['confidence']:.3f}" for row in rows
                                                  if row[label_key] == label and row.get("confidence") is not None)
                        for label in order if size[label])
-    return described(fig, f"{title}: one point per item at its label and confidence, with the AUTO_ACCEPT "
-                          f"line at {threshold:g} (below it a person reviews). {points or 'No points'}."
+    gate = (f"with the AUTO_ACCEPT line at {threshold:g} (below it a person reviews)" if given is not None
+            else f"with {NONE_IN_FORCE} (a person reviews every one)")
+    return described(fig, f"{title}: one point per item at its label and confidence, {gate}. "
+                          f"{points or 'No points'}."
                           + (f" No model asked ({missing}): {unplotted}." if missing else ""))
 
 
@@ -368,9 +382,9 @@ def threshold_sweep(curves: dict[str, list[dict]], threshold: float | None, *, t
     """Left: accuracy of the accepted verdicts; right: share accepted, as the threshold goes 0 -> 1.
 
     One line per series (points {threshold, accepted, accepted_accuracy, accepted_share}); accuracy is
-    drawn only where at least `min_accepted` verdicts are accepted. The current AUTO_ACCEPT is the
-    dashed line, and a target precision, when given, a dotted one."""
-    fig, threshold = Figure(figsize=(7.5, 3.4)), drawn(threshold)
+    drawn only where at least `min_accepted` verdicts are accepted. The AUTO_ACCEPT in force is a dashed
+    line (none when none is), a target precision, when given, a dotted one; each is named in the legend."""
+    fig, given, threshold = Figure(figsize=(7.5, 3.4)), threshold, drawn(threshold)
     left, right = fig.subplots(1, 2, sharex=True)
     for n, (series, points) in enumerate(curves.items()):
         colour = SERIES_COLOURS[n % len(SERIES_COLOURS)]
@@ -380,35 +394,44 @@ def threshold_sweep(curves: dict[str, list[dict]], threshold: float | None, *, t
         right.plot(xs, [p["accepted_share"] for p in points], color=colour, label=series)
     accuracy_label = "accuracy of accepted" + (f" (≥ {min_accepted})" if min_accepted > 1 else "")
     for ax, ylabel in ((left, accuracy_label), (right, "share accepted")):
-        ax.axvline(threshold, color="#e65100", linestyle="--", linewidth=1)
+        if given is not None:
+            ax.axvline(threshold, color="#e65100", linestyle="--", linewidth=1,
+                       label=f"in force: {threshold:g}")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("AUTO_ACCEPT")
         ax.set_ylabel(ylabel)
         ax.spines[["top", "right"]].set_visible(False)
     if target is not None:
-        left.axhline(target, color="#757575", linestyle=":", linewidth=1)
+        left.axhline(target, color="#757575", linestyle=":", linewidth=1, label=f"target {target:g}")
     left.legend(loc="lower left", frameon=False)
+    if given is None:
+        right.set_title(NONE_IN_FORCE, color="#e65100", fontsize=9)
     fig.suptitle(title)
     fig.tight_layout()
     here = {series: max((p for p in points if p["threshold"] <= threshold), key=lambda p: p["threshold"],
                         default=None) for series, points in curves.items()}
     at = "; ".join(f"{series}: {p['accepted_share']:.0%} accepted, accuracy {p['accepted_accuracy']:.2f}"
                    for series, p in here.items() if p is not None and p["accepted"])
+    lines = f" Dotted: the target {target:g}." if target is not None else ""
+    now = (f"At AUTO_ACCEPT = {threshold:g} (dashed, in force): {at or 'none accepted'}." if given is not None
+           else f"No line for the gate: {NONE_IN_FORCE}, every verdict to a person.")
     return described(fig, f"{title}: accuracy of the accepted verdicts (left) and the share accepted (right) "
-                          f"as AUTO_ACCEPT goes from 0 to 1. At AUTO_ACCEPT = {threshold:g}: "
-                          f"{at or 'none accepted'}.")
+                          f"as AUTO_ACCEPT goes from 0 to 1.{lines} {now}")
 
 
 def review_share_curve(points: list[dict], threshold: float | None,
                        title: str = "Citations a person must read") -> Figure:
     """Share of citations sent to review ({threshold, share, to_review}) as a step line over the
     threshold, with the current AUTO_ACCEPT dashed and its count written beside it."""
-    fig, threshold = Figure(figsize=(6.0, 3.0)), drawn(threshold)
+    fig, given, threshold = Figure(figsize=(6.0, 3.0)), threshold, drawn(threshold)
     ax = fig.add_subplot()
     ax.step([p["threshold"] for p in points], [p["share"] for p in points], where="post", color=SERIES_COLOURS[0])
-    ax.axvline(threshold, color="#e65100", linestyle="--", linewidth=1)
-    here = max((p for p in points if p["threshold"] <= threshold), key=lambda p: p["threshold"], default=None)
+    here = None
+    if given is not None:
+        ax.axvline(threshold, color="#e65100", linestyle="--", linewidth=1)
+        here = max((p for p in points if p["threshold"] <= threshold), key=lambda p: p["threshold"],
+                   default=None)
     if here is not None:
         ax.annotate(f"AUTO_ACCEPT = {threshold:g}: {here['to_review']} to review ({here['share']:.0%})",
                     (threshold, here["share"]), xytext=(-6, 8), textcoords="offset points", ha="right",
@@ -421,6 +444,7 @@ def review_share_curve(points: list[dict], threshold: float | None,
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     at = f": {here['to_review']} to review ({here['share']:.0%})" if here is not None else ""
+    now = f"At AUTO_ACCEPT = {threshold:g}{at}." if given is not None else f"{NONE_IN_FORCE.capitalize()}."
     return described(fig, f"{title}: share of citations sent to a person as AUTO_ACCEPT goes from 0 to 1, "
-                          f"rising to {points[-1]['share']:.0%} at 1. At AUTO_ACCEPT = {threshold:g}{at}."
+                          f"rising to {points[-1]['share']:.0%} at 1. {now}"
                           if points else f"{title}: no citations.")
