@@ -123,10 +123,10 @@ def wrapped(text: str, width: int = WIDTH) -> str:
     import textwrap
     return "".join(textwrap.fill(line, width, subsequent_indent="    ", break_long_words=False,
                                  break_on_hyphens=False) + end if len(line) > width else line + end
-                   for line, end in _lines(text))
+                   for line, end in _line_ends(text))
 
 
-def _lines(text: str):
+def _line_ends(text: str):
     """(line, its line end) for each line of `text`, the last without one when `text` does not end so."""
     for line in text.splitlines(keepends=True):
         stripped = line.rstrip("\r\n")
