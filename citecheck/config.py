@@ -266,6 +266,7 @@ class Settings:
     extract_max_seconds: float = 10.0   # an HTML page's text extraction (lxml, trafilatura), in the sandbox
     cluster: ClusterSettings = field(default_factory=ClusterSettings)
     defaults_in: Path = Path(".")       # the folder of the default files (json_cache.json, audit.db)
+    named_models: frozenset[str] = frozenset()   # TYPESAFE_MODEL / JUDGE_MODEL as set: the names rows give
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
@@ -343,6 +344,7 @@ class Settings:
                                     tls_cert=read.text("CLUSTER_TLS_CERT"),
                                     tls_key=read.text("CLUSTER_TLS_KEY")),
             defaults_in=defaults_in,
+            named_models=frozenset(filter(None, (read.text("TYPESAFE_MODEL"), read.text("JUDGE_MODEL")))),
             secrets=secrets,
         )
 
@@ -368,6 +370,12 @@ class Settings:
     def choice_model(self) -> str:
         """The model Choice questions are cached under: TYPESAFE_MODEL on typesafe, else JUDGE_MODEL."""
         return self.typesafe_model if self.choice_via == "typesafe" else self.judge_model
+
+    def answering_name(self, asked: str, reported: str | None) -> str:
+        """The name of the model that answered a call asked of `asked`: `asked` when the reader set it
+        (TYPESAFE_MODEL / JUDGE_MODEL), else the name the server reported (its cache entry's stamp), so a
+        default (the local judge's name) never names another endpoint's model."""
+        return asked if asked in self.named_models or not reported else reported
 
     @property
     def only_choice(self) -> bool:

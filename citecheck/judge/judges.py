@@ -109,15 +109,23 @@ class JudgeOutputInvalid(JudgeUnavailable):
 
 
 def _ask(ctx: RunContext, function: str, model: str, request: dict, compute: Callable, hint: str,
-         check: Callable[[Any], Any]) -> Any:
+         check: Callable[[Any], Any], answered: list | None = None) -> Any:
     """`check(answer)` for the cached or freshly computed answer. A fresh answer is checked before it is
-    cached (OffContract propagates, nothing is written); a cached one that fails is a corrupt entry."""
+    cached (OffContract propagates, nothing is written); a cached one that fails is a corrupt entry.
+    `answered` (when given) gets the name of the model that answered (`Settings.answering_name`: the one its
+    cache entry is stamped with, unless the reader named the model)."""
+    name = ctx.settings.answering_name
+
     def checked():
         answer, usage, answered_by = compute()
+        if answered is not None:
+            answered.append(name(model, answered_by))        # named even when its answer is off contract
         check(answer)
         return answer, usage, answered_by
 
-    answer = ctx.cache.call(function, model, request, checked, how_to_run_live=hint)
+    answer, answered_by = ctx.cache.answered(function, model, request, checked, how_to_run_live=hint)
+    if answered is not None:
+        answered.append(name(model, answered_by))
     try:
         return check(answer)
     except OffContract as exc:
@@ -250,10 +258,12 @@ def step_request(state: dict, questions: dict) -> dict:
             "local_calibration": step_calibration(questions)}
 
 
-def choice_step(state: dict, questions: dict, ctx: RunContext, request: dict | None = None) -> dict:
+def choice_step(state: dict, questions: dict, ctx: RunContext, request: dict | None = None,
+                answered: list | None = None) -> dict:
     """A judge method's step: named typesafe-sdk Choice questions over `state`, one system_one call,
     cached as 'typesafe.system_one' -> {name: {type, choice, confidence (reference formula), probabilities}}.
-    `request` is the step's `step_request` when the caller built it already (to name its key).
+    `request` is the step's `step_request` when the caller built it already (to name its key); `answered`
+    gets the model that answered (`_ask`).
     Off contract (a question unanswered, an option not asked) raises OffContract; nothing is cached."""
     settings = ctx.settings
     options = {name: tuple(question.criteria) for name, question in questions.items()}
@@ -275,7 +285,7 @@ def choice_step(state: dict, questions: dict, ctx: RunContext, request: dict | N
                 for name, opts in options.items()}
 
     return _ask(ctx, "typesafe.system_one", settings.typesafe_model, request, compute, LIVE_HINT["typesafe"],
-                check)
+                check, answered)
 
 
 def check_relation(answer: Any) -> dict:
@@ -297,20 +307,22 @@ def choice_request(claim: str, source: str) -> dict:
 
 
 def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
-    """{relation, confidence, probabilities, model} for one claim against one source text."""
+    """{relation, confidence, probabilities, model} for one claim against one source text (`model`: the
+    one that answered, as its cache entry is stamped)."""
     settings = ctx.settings
     model = settings.typesafe_model
     state = choice_state(claim, source)
     question = RELATION
     request = {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)},
                "local_calibration": local_calibration()}
+    answered: list[str] = []
     try:
         answer = _ask(ctx, "typesafe.system_one", model, request,
-                      lambda: _system_one(ctx, state, question), LIVE_HINT["typesafe"], check_relation)
+                      lambda: _system_one(ctx, state, question), LIVE_HINT["typesafe"], check_relation, answered)
     except OffContract as exc:
         raise JudgeOutputInvalid(f"Choice judge at {_typesafe_endpoint(settings)} answered off its contract: "
                                  f"{exc} (not cached)") from None
-    return {**answer, "model": model}
+    return {**answer, "model": answered[-1]}
 
 
 # ---------------------------------------------------------------- JSON judge (HTTP providers)
@@ -449,7 +461,8 @@ def json_request(claim: str, passages: list[str]) -> dict:
 
 
 def json_judge(claim: str, passages: list[str], ctx: RunContext) -> dict:
-    """{label, evidence_quote, confidence, reason, model} from JUDGE_PROVIDER over the passages shown."""
+    """{label, evidence_quote, confidence, reason, model} from JUDGE_PROVIDER over the passages shown
+    (`model`: the one that answered, else the one asked)."""
     provider, model = ctx.settings.judge_provider, ctx.settings.judge_model
     messages = json_messages(claim, passages)
     request = json_request(claim, passages)
@@ -459,12 +472,13 @@ def json_judge(claim: str, passages: list[str], ctx: RunContext) -> dict:
         content, usage, answered_by = contract.envelope(provider, body, model)
         return {"content": content}, usage, answered_by
 
+    answered: list[str] = []
     try:
         verdict = _ask(ctx, f"judge.json/{provider}", model, request, compute, LIVE_HINT[provider],
-                       _check_content)
+                       _check_content, answered)
     except OffContract as exc:
-        return {**_invalid(str(exc)), "model": model}
-    return {**verdict, "reason": None, "model": model}
+        return {**_invalid(str(exc)), "model": (answered or [model])[-1]}
+    return {**verdict, "reason": None, "model": answered[-1]}
 
 
 def json_step(messages: list[dict], schema: dict, name: str, ctx: RunContext,
