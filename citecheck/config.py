@@ -271,11 +271,12 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *,
-                 defaults_in: Path = Path(".")) -> "Settings":
+                 defaults_in: Path = Path("."), cache_in: Path | None = None) -> "Settings":
         """Read and validate every variable (defaults from DEFAULTS). `defaults_in` is the folder the
         default files are in (the export json_cache.json, hence its store, and the journal audit.db): the
-        current directory for the CLI, the repository for a notebook, whatever its working directory. A
-        path the reader sets (CITECHECK_CACHE, AUDIT_DB, ...) resolves against the current directory."""
+        current directory for the CLI, the repository for a notebook, whatever its working directory;
+        `cache_in`, when given, is the cache's own (the CLI outside the cookbook: `user_cache`). A path the
+        reader sets (CITECHECK_CACHE, AUDIT_DB, ...) resolves against the current directory."""
         environ = os.environ if environ is None else environ
         read = _Reader(environ)
         secrets = Secrets.from_env(environ)
@@ -313,7 +314,7 @@ class Settings:
             max_passages=read.positive("MAX_PASSAGES", integer=True),
             retrieval=retrieval,
             site_port=read.port("CITECHECK_SITE_PORT"),
-            cache_path=read.path("CITECHECK_CACHE", defaults_in),
+            cache_path=read.path("CITECHECK_CACHE", cache_in or defaults_in),
             cache_store=read.cache_store(),
             cache_max_age=read.count("CACHE_MAX_AGE"),
             offline=read.flag("CITECHECK_OFFLINE"),
@@ -453,6 +454,13 @@ class _Reader:
         if not raw.isdigit() or not 0 <= int(raw) <= 65535:
             raise ValueError(f"{name} must be a port number (0-65535), got {raw!r}")
         return int(raw)
+
+
+def user_cache() -> Path:
+    """Where the CLI keeps json_cache.json and its store when run outside the cookbook: the user cache
+    directory (platformdirs: $XDG_CACHE_HOME/citecheck, else ~/.cache/citecheck on Linux)."""
+    import platformdirs
+    return Path(platformdirs.user_cache_dir("citecheck", appauthor=False))
 
 
 def default_models(provider: str, typesafe_endpoint: str, openai_base_url: str,

@@ -13,9 +13,14 @@ working directory, which is left to the reader's own files."""
 
 
 def shown(path: Path) -> str:
-    """A path as printed: relative to the repository when inside it."""
+    """A path as printed: relative to the repository when inside it, else `~/...` when in the home
+    directory (the CLI's user cache), else as given."""
     path = Path(path)
-    return str(path.relative_to(ROOT)) if path.is_absolute() and path.is_relative_to(ROOT) else str(path)
+    if path.is_absolute() and path.is_relative_to(ROOT):
+        return str(path.relative_to(ROOT))
+    home = Path.home()
+    inside_home = path.is_absolute() and home != Path(path.anchor) and path.is_relative_to(home)
+    return f"~/{path.relative_to(home)}" if inside_home else str(path)
 
 
 WHY_UNREADABLE = {errno.EISDIR: "is a directory, not a file", errno.ENOENT: "does not exist",
