@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +24,17 @@ def shown(path: Path) -> str:
     return f"~/{path.relative_to(home)}" if inside_home else str(path)
 
 
-WHY_UNREADABLE = {errno.EISDIR: "is a directory, not a file", errno.ENOENT: "does not exist",
+def not_a_file(name: str | Path, mode: int | None = None) -> str:
+    """'NAME is a directory, not a file' (a device, a FIFO, a socket: said so): the one wording for a path
+    that is not a regular file, whoever finds it (`unreadable`, `source.text.read_file`, the documents
+    folder). `mode` is its st_mode (None: a directory)."""
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+             (stat.S_ISBLK, "a device"))
+    kind = next((said for test, said in kinds if mode is not None and test(mode)), "a directory")
+    return f"{shown(name)} is {kind}, not a file"
+
+
+WHY_UNREADABLE = {errno.ENOENT: "does not exist",
                   errno.ENOTDIR: "does not exist (a part of its path is a file)",
                   errno.EACCES: "cannot be read (permission denied)", errno.EPERM: "cannot be read (permission denied)"}
 """Why a path cannot be read, by errno, as the end of a sentence that starts with the path."""
@@ -33,6 +44,8 @@ def unreadable(exc: OSError) -> str | None:
     """'PATH is a directory, not a file' (and the like) for an OSError naming a file; None for any other."""
     if not isinstance(exc.filename, (str, os.PathLike)) or exc.errno is None:    # none, or a descriptor
         return None
+    if exc.errno == errno.EISDIR:
+        return not_a_file(exc.filename)
     why = WHY_UNREADABLE.get(exc.errno)
     return f"{shown(exc.filename)} {why}" if why else f"{shown(exc.filename)}: {(exc.strerror or '').lower()}"
 

@@ -18,6 +18,8 @@ import re
 import stat
 from pathlib import Path
 
+from ..paths import not_a_file
+
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest source, document or citations file read: 64 MiB (PDFs have PDF_MAX_BYTES)."""
 MAX_DEPTH = 64
@@ -53,9 +55,10 @@ def read_file(path: str | Path, name: str, max_bytes: int = MAX_FILE_BYTES) -> b
     """The bytes of a regular file of at most `max_bytes` (module rules); FileNotFoundError when it is
     missing, ValueError naming `name` otherwise."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):          # before fdopen, which refuses a directory by fd number
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):                          # before fdopen, which refuses a directory by fd number
         os.close(fd)
-        raise ValueError(f"{name}: not a regular file (a directory, device, FIFO or socket); not read")
+        raise ValueError(not_a_file(name, mode))
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
