@@ -8,9 +8,10 @@ Rules:
   prints the package's version; an unknown command is one line naming the closest one, exit 2.
 - Known failures print one line on stderr and exit 1: the message a module raised, or, for a file that
   cannot be read (missing, a directory, no permission), one sentence naming the path (`error_line`).
-- Run from the cookbook (the repository root), the cache is its json_cache.json and store; run anywhere
-  else, the cache lives in the user cache directory (`config.user_cache`) unless CITECHECK_CACHE /
-  CITECHECK_CACHE_STORE say otherwise: nothing is written where the user runs it unless asked for.
+- Run from the cookbook (the repository root, or a folder holding a copy of its json_cache.json), the cache
+  is that json_cache.json and its store; run anywhere else, the cache lives in the user cache directory
+  (`config.user_cache`) unless CITECHECK_CACHE / CITECHECK_CACHE_STORE say otherwise: nothing is written
+  where the user runs it unless asked for.
 """
 from __future__ import annotations
 
@@ -88,9 +89,11 @@ def top_parser() -> argparse.ArgumentParser:
 
 
 def settings() -> config.Settings:
-    """The CLI's settings: the cookbook's cache in the repository root, else the user cache directory."""
-    inside = Path.cwd().resolve() == paths.ROOT
-    return config.Settings.from_env(cache_in=None if inside else config.user_cache())
+    """The CLI's settings: the cookbook's cache in the repository root (or in a folder holding a copy of
+    its json_cache.json), else the user cache directory."""
+    here = Path.cwd()
+    cookbook = here.resolve() == paths.ROOT or (here / config.DEFAULTS["CITECHECK_CACHE"]).is_file()
+    return config.Settings.from_env(cache_in=None if cookbook else config.user_cache())
 
 
 def main(argv: list[str] | None = None) -> int:

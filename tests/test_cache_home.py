@@ -75,3 +75,10 @@ def test_the_cookbook_s_own_commands_keep_its_json_cache(monkeypatch, tmp_path):
 def test_a_path_in_the_home_directory_is_shown_from_it():
     assert shown(Path.home() / ".cache" / "citecheck" / "json_cache.json") == "~/.cache/citecheck/json_cache.json"
     assert shown(ROOT / "json_cache.json") == "json_cache.json"
+
+
+def test_a_folder_holding_a_copy_of_the_cookbook_s_cache_replays_it(monkeypatch, tmp_path):
+    monkeypatch.delenv("CITECHECK_CACHE")
+    (tmp_path / "json_cache.json").write_text("{}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert cli.settings().cache_path == Path("json_cache.json")
