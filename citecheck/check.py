@@ -10,7 +10,8 @@ Rules:
 - The check degrades, it never goes silent: a citation the judge cannot answer (no key, unreachable,
   an offline cache miss) is a row with verdict `judge_unavailable` (never automatic) and the others
   are still checked; once the live judge has failed, the rest are only replayed from the cache, so
-  one outage costs one timeout. `check` then prints one hint line and exits 1 (as `check-answer` does). Each such row's
+  one outage costs one timeout. `check` then prints one hint line and exits 1 (as `check-answer`
+  does). Each such row's
   `reason` (in rows and --json) is that line's failure: its own, or the outage that stopped the judge.
 - `auto` is the AUTO_ACCEPT gate (`review.decide`) at the threshold in force for the model that answered;
   `auto_note` says why when none is (printed in --json, and once on stderr); `method` names the judge

@@ -45,11 +45,13 @@ def run(tmp_path, environ: dict, method: str, table: dict) -> tuple[RunContext, 
     """(context, the check row, the verify row) under a calibration table `table`."""
     (tmp_path / "gate.json").write_text(json.dumps(table), encoding="utf-8")
     (tmp_path / "notes.md").write_text(PAGE, encoding="utf-8")
-    settings = Settings.from_env({**environ, "JUDGE_METHOD": method, "AUTO_ACCEPT_TABLE": str(tmp_path / "gate.json"),
+    settings = Settings.from_env({**environ, "JUDGE_METHOD": method,
+                                  "AUTO_ACCEPT_TABLE": str(tmp_path / "gate.json"),
                                   "CITECHECK_CACHE": str(tmp_path / f"{method}.json")})
     ctx, gate = RunContext.build(settings), Gate.of(settings)
     citation = {"id": "A1", "claim": CLAIM, "quote": SUPPORTING, "section": "Boiling"}
-    (row,) = check.check_citations(sources.load(tmp_path / "notes.md", "markdown"), [citation], ctx, threshold=gate)
+    document = sources.load(tmp_path / "notes.md", "markdown")
+    (row,) = check.check_citations(document, [citation], ctx, threshold=gate)
     trace = verify.trace_text(CLAIM, PAGE, ctx, threshold=gate)
     web = {**trace.row, "model": verify.answered_by(trace)}
     return ctx, row, web

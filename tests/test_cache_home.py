@@ -1,5 +1,5 @@
-"""A cache home for the CLI: run outside the cookbook, `check` keeps its cache (json_cache.json, its store, the
-store's -wal/-shm and the export's .lock) in the user cache directory, never in the folder it runs in; a
+"""A cache home for the CLI: run outside the cookbook, `check` keeps its cache (json_cache.json, its store,
+the store's -wal/-shm and the export's .lock) in the user cache directory, never in the folder it runs in; a
 second run replays from there; CITECHECK_CACHE / CITECHECK_CACHE_STORE still say where; run from the
 repository root, the cookbook's json_cache.json is the cache as before."""
 import json
@@ -69,11 +69,13 @@ def test_the_cookbook_s_own_commands_keep_its_json_cache(monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
     assert cli.settings().cache_path == Path("json_cache.json")
     monkeypatch.chdir(tmp_path)
-    assert cli.settings().cache_path == tmp_path / "user-cache" / "citecheck" / "json_cache.json"   # conftest's
+    in_user_cache = tmp_path / "user-cache" / "citecheck" / "json_cache.json"     # conftest's XDG_CACHE_HOME
+    assert cli.settings().cache_path == in_user_cache
 
 
 def test_a_path_in_the_home_directory_is_shown_from_it():
-    assert shown(Path.home() / ".cache" / "citecheck" / "json_cache.json") == "~/.cache/citecheck/json_cache.json"
+    in_home = Path.home() / ".cache" / "citecheck" / "json_cache.json"
+    assert shown(in_home) == "~/.cache/citecheck/json_cache.json"
     assert shown(ROOT / "json_cache.json") == "json_cache.json"
 
 

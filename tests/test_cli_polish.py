@@ -274,8 +274,13 @@ def test_check_answer_offline_says_so_once(capsys, monkeypatch, tmp_path):
 # ---------------------------------------------------------------- bringing a judge: the rough edges
 
 COFFEE = "# Coffee notes\n\n## Brewing\n\nWater boils at 100 °C at sea level. Brew just off the boil.\n"
-COFFEE_ANSWER = 'Water boils at 100 °C at sea level [1]. "Water boils at 100 °C at sea level." [1]\n\nSources:\n' \
-                "[1] coffee.md\n"
+COFFEE_ANSWER = ('Water boils at 100 °C at sea level [1]. "Water boils at 100 °C at sea level." [1]\n\n'
+                 "Sources:\n[1] coffee.md\n")
+
+
+def check_own(capsys, own: Path) -> tuple[int, list[str], list[str]]:
+    """`check` of the own notes against their citations file."""
+    return run(capsys, "check", "--source", own / "notes.md", "--citations", own / "citations.json")
 
 
 @pytest.fixture
@@ -292,7 +297,8 @@ def test_check_and_check_answer_exit_alike_with_the_same_hint_when_no_judge_answ
     assert code == 1 and len(err) == 1, err
     assert err[0].startswith("citecheck check-answer: judge unavailable for 2 of 2 citations (")
     code_check, _out, err_check = run(capsys, "check", "--answer", coffee / "answer.md")
-    assert code_check == 1 and err_check[-1].startswith("citecheck check: judge unavailable for 2 of 2 citations (")
+    assert code_check == 1
+    assert err_check[-1].startswith("citecheck check: judge unavailable for 2 of 2 citations (")
     labelled = "labelled judge_unavailable: TYPESAFE_API_KEY is not set: " + NO_JUDGE_HINT
     assert err[0].endswith(labelled) and err_check[-1].endswith(labelled)
 
@@ -304,7 +310,7 @@ def test_an_unreachable_endpoint_is_named_by_its_variable_not_told_to_set_a_key_
         port = sock.getsockname()[1]
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-value-0001")
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
-    code, _out, err = run(capsys, "check", "--source", own / "notes.md", "--citations", own / "citations.json")
+    code, _out, err = check_own(capsys, own)
     assert code == 1
     assert "could not be reached" in err[-1] and "OPENAI_BASE_URL" in err[-1]
     assert "set OPENAI_API_KEY" not in err[-1] and "sk-test-secret" not in "\n".join(err)
@@ -333,7 +339,7 @@ def test_the_misquote_line_is_printed_whenever_a_row_is_misquoted(capsys, own, m
          "section": "Boiling"}]), encoding="utf-8")
     with jev_standin({"supports": 0.9, "contradicts": 0.05, "says_nothing": 0.05}) as judge:
         monkeypatch.setenv("TYPESAFE_ENDPOINT", judge.url)
-        code, out, _err = run(capsys, "check", "--source", own / "notes.md", "--citations", own / "citations.json")
+        code, out, _err = check_own(capsys, own)
     assert code == 0 and "verified" in out[-2] and "misquoted" in out[-2]
     assert out[-1] == "A1 misquoted in Boiling (score 97.1): Water boils at [-101-] {+100+} °C at sea level."
 
@@ -345,17 +351,18 @@ def test_the_to_a_person_line_counts_what_the_table_shows(capsys, own, monkeypat
     (own / "citations.json").write_text(json.dumps([
         {"id": "A1", "claim": "Water boils at 100 °C.", "quote": "Water boils at 100 °C at sea level.",
          "section": "Boiling"},
-        {"id": "A2", "claim": "Water freezes at 0 °C.", "quote": "Water freezes at 0 °C.", "section": "Freezing"},
+        {"id": "A2", "claim": "Water freezes at 0 °C.", "quote": "Water freezes at 0 °C.",
+         "section": "Freezing"},
         {"id": "A3", "claim": "Water boils at 100 °C.", "quote": "Water boils at 101 °C at sea level.",
          "section": "Boiling"}]), encoding="utf-8")
     with jev_standin({"supports": 0.9, "contradicts": 0.05, "says_nothing": 0.05}) as judge:
         monkeypatch.setenv("TYPESAFE_ENDPOINT", judge.url)
-        code, out, err = run(capsys, "check", "--source", own / "notes.md", "--citations", own / "citations.json")
+        code, out, err = check_own(capsys, own)
         assert code == 0 and sum(line.split()[-2] == "review" for line in out[2:5]) == 3, out
         assert err == [f"citecheck check: 3 verdicts to a person, 2 of them uncalibrated: no AUTO_ACCEPT for "
                        f"standin-jev in data/gate.json: run `calibrate --model standin-jev --write` or set "
                        "AUTO_ACCEPT"]
-        (own / "citations.json").write_text(json.dumps([{"id": "A1", "claim": "Water boils at 100 °C.",
-                                                         "quote": None, "section": "Boiling"}]), encoding="utf-8")
-        code, out, err = run(capsys, "check", "--source", own / "notes.md", "--citations", own / "citations.json")
+        alone = [{"id": "A1", "claim": "Water boils at 100 °C.", "quote": None, "section": "Boiling"}]
+        (own / "citations.json").write_text(json.dumps(alone), encoding="utf-8")
+        code, out, err = check_own(capsys, own)
     assert code == 0 and err[0].startswith("citecheck check: 1 verdict to a person, uncalibrated: ")

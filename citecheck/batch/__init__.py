@@ -71,7 +71,8 @@ def _fresh(row: dict | None, claim: Claim, quote: str | None, models: set[str]) 
             and (row.get("quote") or None) == quote and not is_transient(row["reason"]))
 
 
-VERDICT_KEYS = ("claim", "quote", "label", "reason", "confidence", "evidence_quote", "model", "method", "status")
+VERDICT_KEYS = ("claim", "quote", "label", "reason", "confidence", "evidence_quote", "model", "method",
+                "status")
 """What a redone citation must repeat for its journal row to stand (module rules)."""
 
 
@@ -216,8 +217,8 @@ def run(args, ctx: RunContext) -> int:
         write_csv(result.rows, args.out)
     if args.report:
         from ..report.report_html import write_report
-        write_report(result.rows, args.report, batch=name, threshold=gate.shown(result.model or ctx.settings.judge_model),
-                     problems=parsed.problems)
+        threshold = gate.shown(result.model or ctx.settings.judge_model)      # the model that answered
+        write_report(result.rows, args.report, batch=name, threshold=threshold, problems=parsed.problems)
     gate = None
     if args.fail_under is not None:
         gate = ci_gate.precision_gate(ratios(result.rows), args.fail_under, args.on)

@@ -15,9 +15,9 @@ Rules:
   task holds a key. MiniLM (and the passage vectors it has made) load once per worker process.
 - A task returns JSON text; the driver takes it as untrusted data (`accepted`): the row's keys, label,
   reason, confidence (finite in [0, 1]; None only for a label no judge gave) and types as the row
-  contract says, its `model` one this run asks or one a cache entry is stamped with, and each cache entry stamped, for a known function, on
-  its judge's (or the fetcher's) contract and holding no secret. Anything else is not_found / worker_result_invalid and nothing of
-  that result is written. The driver gates every row itself (a worker's `auto` is dropped).
+  contract says, its `model` one this run asks or one a cache entry is stamped with, and each cache entry
+  stamped, for a known function, on its judge's (or the fetcher's) contract and holding no secret.
+  Anything else is not_found / worker_result_invalid and nothing of that result is written. The driver gates every row itself (a worker's `auto` is dropped).
 - The driver is the only writer, of the audit DB and of the cache store alike. Workers read the store
   and the export at the run's paths (one machine, or a shared filesystem) and write neither: what a task
   records comes back with its row, and the driver stores it before it writes the audit row, so a crash

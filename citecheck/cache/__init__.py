@@ -173,8 +173,9 @@ class Cache:
         """
         return self.answered(function, model, request, compute, how_to_run_live=how_to_run_live)[0]
 
-    def answered(self, function: str, model: str, request: Any, compute: Callable[[], tuple[Any, dict | None, str]],
-                 *, how_to_run_live: str = "") -> tuple[Any, str]:
+    def answered(self, function: str, model: str, request: Any,
+                 compute: Callable[[], tuple[Any, dict | None, str]], *,
+                 how_to_run_live: str = "") -> tuple[Any, str]:
         """`call`, as (answer, the model its entry is stamped with: the one that answered)."""
         key = request_key(function, model, request)
         hit = self.lookup(key, function)

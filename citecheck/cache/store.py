@@ -156,7 +156,8 @@ class Store:
         if self.read_only and not self.exists():
             return set()
         with self._lock, self._errors("read"):
-            rows = self._connect().execute("SELECT DISTINCT json_extract(entry, '$.model') FROM entries").fetchall()
+            rows = self._connect().execute(
+                "SELECT DISTINCT json_extract(entry, '$.model') FROM entries").fetchall()
         return {row[0] for row in rows if isinstance(row[0], str)}
 
     def __len__(self) -> int:

@@ -88,8 +88,8 @@ NO_JUDGE_HINT = ("set it, or point TYPESAFE_ENDPOINT at a Jev-compatible server 
                  "a JSON judge (every judge method runs on either)")
 """What a run with no judge configured is told after 'TYPESAFE_API_KEY is not set: ' (`MissingSetting`):
 the other ways to configure a judge, names only, never a value."""
-ENDPOINT_VARIABLE = {"typesafe": "TYPESAFE_ENDPOINT", "openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL",
-                     "ollama": "OLLAMA_HOST"}
+ENDPOINT_VARIABLE = {"typesafe": "TYPESAFE_ENDPOINT", "openai": "OPENAI_BASE_URL",
+                     "anthropic": "ANTHROPIC_BASE_URL", "ollama": "OLLAMA_HOST"}
 KEY_VARIABLE = {"typesafe": "TYPESAFE_API_KEY", "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 MODEL_VARIABLE = {"typesafe": "TYPESAFE_MODEL", "openai": "JUDGE_MODEL", "anthropic": "JUDGE_MODEL",
                   "ollama": "JUDGE_MODEL"}
@@ -108,7 +108,8 @@ def unreachable_hint(provider: str, settings: Settings) -> str:
     """What a judge that could not be reached is told: the endpoint and the variable that set it, never a key
     (a key that is set is not the problem)."""
     where = _endpoint(provider, settings)
-    local = " (`python -m citecheck judge-server` starts the local one)" if provider in ("typesafe", "openai") else ""
+    local = (" (`python -m citecheck judge-server` starts the local one)"
+             if provider in ("typesafe", "openai") else "")
     if where == ENDPOINT_VARIABLE[provider]:
         return f"the endpoint {where} names could not be reached: check that its server is running{local}"
     return f"the endpoint could not be reached from here: {where}; check the network"
@@ -371,7 +372,8 @@ def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
     answered: list[str] = []
     try:
         answer = _ask(ctx, "typesafe.system_one", model, request,
-                      lambda: _system_one(ctx, state, question), LIVE_HINT["typesafe"], check_relation, answered)
+                      lambda: _system_one(ctx, state, question), LIVE_HINT["typesafe"], check_relation,
+                      answered)
     except OffContract as exc:
         raise JudgeOutputInvalid(f"Choice judge at {_typesafe_endpoint(settings)} answered off its contract: "
                                  f"{exc} (not cached)") from None
@@ -441,7 +443,8 @@ def _post(url: str, body: dict, headers: dict, provider: str, ctx: RunContext) -
                     return response.json()
                 except ValueError:
                     raise JudgeUnavailable(f"{where} answered a body that is not JSON") from None
-            failure, hint = f"answered HTTP {response.status_code}", status_hint(provider, response.status_code, settings)
+            failure = f"answered HTTP {response.status_code}"
+            hint = status_hint(provider, response.status_code, settings)
             if response.status_code not in RETRY_STATUSES:
                 raise JudgeUnavailable(f"{where} {failure}; {hint}")
             asked = _retry_after(response)

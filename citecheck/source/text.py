@@ -56,7 +56,7 @@ def read_file(path: str | Path, name: str, max_bytes: int = MAX_FILE_BYTES) -> b
     missing, ValueError naming `name` otherwise."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):                          # before fdopen, which refuses a directory by fd number
+    if not stat.S_ISREG(mode):                      # before fdopen, which refuses a directory by fd number
         os.close(fd)
         raise ValueError(not_a_file(name, mode))
     with os.fdopen(fd, "rb") as handle:

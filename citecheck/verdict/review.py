@@ -159,8 +159,8 @@ class Gate:
                 count = notes.count(note)
                 total = max(count, to_a_person)
                 why = note if count == total else f"{count} of them {note}"
-                print(f"citecheck {flow}: {total} {'verdict' if total == 1 else 'verdicts'} to a person, {why}",
-                      file=sys.stderr)
+                verdicts = "verdict" if total == 1 else "verdicts"
+                print(f"citecheck {flow}: {total} {verdicts} to a person, {why}", file=sys.stderr)
 
 
 def gate_of(threshold: "float | Gate | None", settings: Settings | None = None) -> Gate:

@@ -63,8 +63,9 @@ class Steps:
         if settings.choice_via == "typesafe":
             request = judges.step_request(state, questions)
             key = request_key("typesafe.system_one", model, request)
-            return self.run(what, lambda: judges.choice_step(state, questions, self.ctx, request, self.answered),
-                            key)
+            def ask():
+                return judges.choice_step(state, questions, self.ctx, request, self.answered)
+            return self.run(what, ask, key)
         keys = list(choice_json.request_keys(state, questions, settings).values())
         return self.run(what, lambda: choice_json.choice_step(state, questions, self.ctx, self.answered),
                         keys[0] if len(keys) == 1 else keys)
