@@ -137,3 +137,26 @@ def test_a_resumed_batch_keeps_rows_a_judge_answered_under_its_own_name(capable,
     assert (first.decided, again.reused, again.decided) == (3, 3, 0) and asked_again == asked     # replayed
     assert {key: row["decided_at"] for key, row in after.items()} == before
     assert again.model == MODEL
+
+
+def test_a_cluster_driver_accepts_a_row_named_by_a_cache_stamp_and_no_other_name(make_ctx):
+    """A worker's row may name the model its recorded entries (or the driver's cache) are stamped with; a
+    name no entry carries is still off the row contract."""
+    from citecheck.batch import cluster
+    from citecheck.cache import request_key
+    ctx = make_ctx()
+    gate = Gate.of(ctx.settings)
+    row = {"url": "http://x/1", "label": "supported", "confidence": 0.9, "model": MODEL}
+    entry = {"function": "judge.json/openai", "model": MODEL, "answer": {"content": json.dumps(
+        {"label": "supported", "evidence_quote": None, "confidence": 0.9})}, "usage": None, "seconds": 0.1,
+        "recorded": "2026-12-01"}
+    recorded = [[request_key("judge.json/openai", LOCAL_MODEL, {"n": 1}), entry]]
+
+    def accepted(row: dict, recorded: list):
+        return cluster.accepted(json.dumps({"row": row, "recorded": recorded}), "http://x/1", ctx, gate)
+    taken, entries = accepted(row, recorded)
+    assert taken["model"] == MODEL and len(entries) == 1
+    ctx.cache.put(*recorded[0])                                   # the driver stores it; a replay names it
+    assert accepted(row, [])[0]["model"] == MODEL
+    with pytest.raises(cluster.ResultInvalid, match="model"):
+        accepted({**row, "model": "forged"}, [])
