@@ -4,12 +4,14 @@ Rules:
 - The judge reads the claim against the whole section the quote was located in (the cited section
   for a claim-only citation); a missing quote asks no model (`review.decide`: fabricated).
 - One row per usable citation, in file order (`vocabulary.SourceRow`); `check` prints the
-  CHECK_COLUMNS as a table or as JSON, and exits 1 when a citation was unusable. A located quote (found,
+  CHECK_COLUMNS as a table (then a diff line per misquoted citation) or as JSON, and exits 1 when a
+  citation was unusable. A located quote (found,
   misquoted) carries its span in the section's text: JSON adds `section`, `span_start`, `span_end`.
 - The check degrades, it never goes silent: a citation the judge cannot answer (no key, unreachable,
   an offline cache miss) is a row with verdict `judge_unavailable` (never automatic) and the others
   are still checked; once the live judge has failed, the rest are only replayed from the cache, so
-  one outage costs one timeout. `check` then prints one hint line and exits 1. Each such row's
+  one outage costs one timeout. `check` then prints one hint line and exits 1 (as `check-answer`
+  does). Each such row's
   `reason` (in rows and --json) is that line's failure: its own, or the outage that stopped the judge.
 - `auto` is the AUTO_ACCEPT gate (`review.decide`) at the threshold in force for the model that answered;
   `auto_note` says why when none is (printed in --json, and once on stderr); `method` names the judge
@@ -153,17 +155,18 @@ def format_table(rows: list[dict], columns: tuple[str, ...] = COLUMNS) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def unjudged_misquotes(checked: list[tuple[dict, matching.Match]]) -> list[str]:
-    """'ID misquoted in SECTION (score S): word diff' for each misquote no judge answered: what string
-    matching settled without a model."""
+def misquotes(checked: list[tuple[dict, matching.Match]]) -> list[str]:
+    """'ID misquoted in SECTION (score S): word diff' for each misquoted citation, judged or not: what the
+    quote changed, which the table's status alone does not say."""
     return [f"{row['id']} misquoted in {match.section} (score {match.score}): {match.diff}"
-            for row, match in checked if row["verdict"] == JUDGE_UNAVAILABLE and row["status"] == MISQUOTED]
+            for row, match in checked if row["status"] == MISQUOTED]
 
 
-def unavailable_hint(unavailable: list[tuple[str, str]], total: int) -> str:
-    """One line: which citations the judge could not answer, and the first failure (it says how to fix it)."""
+def unavailable_hint(unavailable: list[tuple[str, str]], total: int, command: str = "check") -> str:
+    """One line, the same for `check` and `check-answer`: which citations the judge could not answer, and
+    the first failure (it says how to fix it)."""
     ids = ", ".join(cid for cid, _ in unavailable)
-    return (f"citecheck check: judge unavailable for {len(unavailable)} of {total} citations ({ids}), "
+    return (f"citecheck {command}: judge unavailable for {len(unavailable)} of {total} citations ({ids}), "
             f"labelled {JUDGE_UNAVAILABLE}: {unavailable[0][1]}")
 
 
@@ -218,7 +221,7 @@ def run(args, ctx: RunContext) -> int:
     else:
         print(printable(document.summary(total), lines=True))
         lines = [format_table(rows, columns)] if rows else []
-        lines += [printable(line) for line in unjudged_misquotes(checked)] + [agreement_line(rows)] * args.expected
+        lines += [printable(line) for line in misquotes(checked)] + [agreement_line(rows)] * args.expected
         if lines:
             print("\n".join(lines))
     if not citations:

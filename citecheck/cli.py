@@ -8,6 +8,10 @@ Rules:
   prints the package's version; an unknown command is one line naming the closest one, exit 2.
 - Known failures print one line on stderr and exit 1: the message a module raised, or, for a file that
   cannot be read (missing, a directory, no permission), one sentence naming the path (`error_line`).
+- Run from the cookbook (the repository root, or a folder holding a copy of its json_cache.json), the cache
+  is that json_cache.json and its store; run anywhere else, the cache lives in the user cache directory
+  (`config.user_cache`) unless CITECHECK_CACHE / CITECHECK_CACHE_STORE say otherwise: nothing is written
+  where the user runs it unless asked for.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import argparse
 import difflib
 import importlib
 import sys
+from pathlib import Path
 
 from . import __version__, config, paths
 
@@ -84,6 +89,14 @@ def top_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def settings() -> config.Settings:
+    """The CLI's settings: the cookbook's cache in the repository root (or in a folder holding a copy of
+    its json_cache.json), else the user cache directory."""
+    here = Path.cwd()
+    cookbook = here.resolve() == paths.ROOT or (here / config.DEFAULTS["CITECHECK_CACHE"]).is_file()
+    return config.Settings.from_env(cache_in=None if cookbook else config.user_cache())
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help", "--version"):
@@ -100,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     args = command.parse_args(argv[1:])
     try:
         from .context import RunContext
-        with RunContext.from_env() as ctx:              # the run's clients close when it ends
+        with RunContext.build(settings()) as ctx:          # the run's clients close when it ends
             return int(module.run(args, ctx) or 0)
     except _known_errors() as exc:
         line = f"citecheck {argv[0]}: error: {config.redact(error_line(exc))}"

@@ -349,15 +349,17 @@ class Settings:
     extract_max_seconds: float = 10.0   # an HTML page's text extraction (lxml, trafilatura), in the sandbox
     cluster: ClusterSettings = field(default_factory=ClusterSettings)
     defaults_in: Path = Path(".")       # the folder of the default files (json_cache.json, audit.db)
+    named_models: frozenset[str] = frozenset()   # TYPESAFE_MODEL / JUDGE_MODEL as set: the names rows give
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *,
-                 defaults_in: Path = Path(".")) -> "Settings":
+                 defaults_in: Path = Path("."), cache_in: Path | None = None) -> "Settings":
         """Read and validate every variable (defaults from DEFAULTS). `defaults_in` is the folder the
         default files are in (the export json_cache.json, hence its store, and the journal audit.db): the
-        current directory for the CLI, the repository for a notebook, whatever its working directory. A
-        path the reader sets (CITECHECK_CACHE, AUDIT_DB, ...) resolves against the current directory."""
+        current directory for the CLI, the repository for a notebook, whatever its working directory;
+        `cache_in`, when given, is the cache's own (the CLI outside the cookbook: `user_cache`). A path the
+        reader sets (CITECHECK_CACHE, AUDIT_DB, ...) resolves against the current directory."""
         environ = os.environ if environ is None else environ
         read = _Reader(environ)
         secrets = Secrets.from_env(environ)
@@ -395,7 +397,7 @@ class Settings:
             max_passages=read.positive("MAX_PASSAGES", integer=True),
             retrieval=retrieval,
             site_port=read.port("CITECHECK_SITE_PORT"),
-            cache_path=read.path("CITECHECK_CACHE", defaults_in),
+            cache_path=read.path("CITECHECK_CACHE", cache_in or defaults_in),
             cache_store=read.cache_store(),
             cache_max_age=read.count("CACHE_MAX_AGE"),
             offline=read.flag("CITECHECK_OFFLINE"),
@@ -429,6 +431,7 @@ class Settings:
                                     tls_cert=read.text("CLUSTER_TLS_CERT"),
                                     tls_key=read.text("CLUSTER_TLS_KEY")),
             defaults_in=defaults_in,
+            named_models=frozenset(filter(None, (read.text("TYPESAFE_MODEL"), read.text("JUDGE_MODEL")))),
             secrets=secrets,
         )
 
@@ -454,6 +457,12 @@ class Settings:
     def choice_model(self) -> str:
         """The model Choice questions are cached under: TYPESAFE_MODEL on typesafe, else JUDGE_MODEL."""
         return self.typesafe_model if self.choice_via == "typesafe" else self.judge_model
+
+    def answering_name(self, asked: str, reported: str | None) -> str:
+        """The name of the model that answered a call asked of `asked`: `asked` when the reader set it
+        (TYPESAFE_MODEL / JUDGE_MODEL), else the name the server reported (its cache entry's stamp), so a
+        default (the local judge's name) never names another endpoint's model."""
+        return asked if asked in self.named_models or not reported else reported
 
     @property
     def only_choice(self) -> bool:
@@ -531,6 +540,13 @@ class _Reader:
         if not raw.isdigit() or not 0 <= int(raw) <= 65535:
             raise ValueError(f"{name} must be a port number (0-65535), got {raw!r}")
         return int(raw)
+
+
+def user_cache() -> Path:
+    """Where the CLI keeps json_cache.json and its store when run outside the cookbook: the user cache
+    directory (platformdirs: $XDG_CACHE_HOME/citecheck, else ~/.cache/citecheck on Linux)."""
+    import platformdirs
+    return Path(platformdirs.user_cache_dir("citecheck", appauthor=False))
 
 
 def default_models(provider: str, typesafe_endpoint: str, openai_base_url: str,

@@ -26,6 +26,7 @@ def clean_env(monkeypatch, tmp_path):
     monkeypatch.setenv("CITECHECK_CACHE", str(tmp_path / "json_cache.json"))
     monkeypatch.setenv("AUDIT_DB", str(tmp_path / "audit.db"))
     monkeypatch.setenv("JUDGE_METHOD", FLOW_METHOD)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))      # the CLI's cache home elsewhere
     yield
 
 

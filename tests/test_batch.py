@@ -419,7 +419,7 @@ def test_batch_through_crawlbase_and_the_judge_writes_csv_and_audit_rows_without
     assert printed.out.splitlines() == ["citation_precision=0.1250 (1/8)", "reachable_precision=0.2000 (1/5)"]
     told = [line for line in printed.err.splitlines() if "to a person" in line]  # once, not once per row
     assert len(told) == 1 and " in data/gate.json: run " in told[0]
-    assert told[0].startswith("citecheck batch: 4 verdict(s) to a person, uncalibrated: no AUTO_ACCEPT for ")
+    assert told[0].startswith("citecheck batch: 4 verdicts to a person, uncalibrated: no AUTO_ACCEPT for ")
 
     with open(out, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))

@@ -75,7 +75,7 @@ def test_a_directory_is_one_line(capsys, own, role):
             "batch": ["batch", folder], "extract": ["extract", folder]}[role]
     code, _out, err = run(capsys, *argv)
     assert code == 1 and len(err) == 1 and "Errno" not in err[0], err
-    assert re.search(r"is a directory|not a regular file \(a directory", err[0]), err
+    assert re.search(r"is a directory, not a file$", err[0]), err                  # one wording
     assert err[0].startswith(f"citecheck {argv[0]}: error: "), err
 
 
@@ -269,3 +269,100 @@ def test_check_answer_offline_says_so_once(capsys, monkeypatch, tmp_path):
     answer.write_text("Water boils at 100 °C at sea level [1].\n\n[1] https://a.example/x\n", encoding="utf-8")
     _code, _out, err = run(capsys, "check-answer", answer)
     assert err == ["citecheck check-answer: " + OFFLINE_LINE.format(n=1).replace("lookups", "lookup")]
+
+
+# ---------------------------------------------------------------- bringing a judge: the rough edges
+
+COFFEE = "# Coffee notes\n\n## Brewing\n\nWater boils at 100 °C at sea level. Brew just off the boil.\n"
+COFFEE_ANSWER = ('Water boils at 100 °C at sea level [1]. "Water boils at 100 °C at sea level." [1]\n\n'
+                 "Sources:\n[1] coffee.md\n")
+
+
+def check_own(capsys, own: Path) -> tuple[int, list[str], list[str]]:
+    """`check` of the own notes against their citations file."""
+    return run(capsys, "check", "--source", own / "notes.md", "--citations", own / "citations.json")
+
+
+@pytest.fixture
+def coffee(tmp_path):
+    (tmp_path / "coffee.md").write_text(COFFEE, encoding="utf-8")
+    (tmp_path / "answer.md").write_text(COFFEE_ANSWER, encoding="utf-8")
+    return tmp_path
+
+
+def test_check_and_check_answer_exit_alike_with_the_same_hint_when_no_judge_answered(capsys, coffee):
+    """No judge configured, an answer with no reading problem: both exit 1 and end with one hint line of the
+    same form, naming every judge variable."""
+    code, _out, err = run(capsys, "check-answer", coffee / "answer.md")
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith("citecheck check-answer: judge unavailable for 2 of 2 citations (")
+    code_check, _out, err_check = run(capsys, "check", "--answer", coffee / "answer.md")
+    assert code_check == 1
+    assert err_check[-1].startswith("citecheck check: judge unavailable for 2 of 2 citations (")
+    labelled = "labelled judge_unavailable: TYPESAFE_API_KEY is not set: " + NO_JUDGE_HINT
+    assert err[0].endswith(labelled) and err_check[-1].endswith(labelled)
+
+
+def test_an_unreachable_endpoint_is_named_by_its_variable_not_told_to_set_a_key_that_is_set(
+        capsys, own, monkeypatch):
+    with socket.socket() as sock:                       # a port with nothing listening
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-value-0001")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    code, _out, err = check_own(capsys, own)
+    assert code == 1
+    assert "could not be reached" in err[-1] and "OPENAI_BASE_URL" in err[-1]
+    assert "set OPENAI_API_KEY" not in err[-1] and "sk-test-secret" not in "\n".join(err)
+
+
+def test_a_refused_key_that_is_set_is_said_so(make_ctx):
+    from standins.judge import judge_standin
+
+    from citecheck.judge import judges
+    with judge_standin() as server:
+        server.script.status = 401
+        ctx = make_ctx(secrets={"OPENAI_API_KEY": "sk-test-secret-value-0001"},
+                       openai_base_url=server.url + "/v1", judge_retries=0)
+        with pytest.raises(judges.JudgeUnavailable) as err:
+            judges.json_judge("c", ["p"], ctx)
+    message = str(err.value)
+    assert "OPENAI_API_KEY was refused" in message and "set OPENAI_API_KEY" not in message
+    assert "sk-test-secret" not in message
+
+
+def test_the_misquote_line_is_printed_whenever_a_row_is_misquoted(capsys, own, monkeypatch):
+    """Judged or not, a misquoted row gets its diff line under the table."""
+    from standins.jev import jev_standin
+    (own / "citations.json").write_text(json.dumps([
+        {"id": "A1", "claim": "Water boils at 100 °C.", "quote": "Water boils at 101 °C at sea level.",
+         "section": "Boiling"}]), encoding="utf-8")
+    with jev_standin({"supports": 0.9, "contradicts": 0.05, "says_nothing": 0.05}) as judge:
+        monkeypatch.setenv("TYPESAFE_ENDPOINT", judge.url)
+        code, out, _err = check_own(capsys, own)
+    assert code == 0 and "verified" in out[-2] and "misquoted" in out[-2]
+    assert out[-1] == "A1 misquoted in Boiling (score 97.1): Water boils at [-101-] {+100+} °C at sea level."
+
+
+def test_the_to_a_person_line_counts_what_the_table_shows(capsys, own, monkeypatch):
+    """Three rows say review (one misquoted, which no threshold could accept): the line says 3, and that
+    the uncalibrated note is about 2 of them; one row alone is one verdict."""
+    from standins.jev import jev_standin
+    (own / "citations.json").write_text(json.dumps([
+        {"id": "A1", "claim": "Water boils at 100 °C.", "quote": "Water boils at 100 °C at sea level.",
+         "section": "Boiling"},
+        {"id": "A2", "claim": "Water freezes at 0 °C.", "quote": "Water freezes at 0 °C.",
+         "section": "Freezing"},
+        {"id": "A3", "claim": "Water boils at 100 °C.", "quote": "Water boils at 101 °C at sea level.",
+         "section": "Boiling"}]), encoding="utf-8")
+    with jev_standin({"supports": 0.9, "contradicts": 0.05, "says_nothing": 0.05}) as judge:
+        monkeypatch.setenv("TYPESAFE_ENDPOINT", judge.url)
+        code, out, err = check_own(capsys, own)
+        assert code == 0 and sum(line.split()[-2] == "review" for line in out[2:5]) == 3, out
+        assert err == [f"citecheck check: 3 verdicts to a person, 2 of them uncalibrated: no AUTO_ACCEPT for "
+                       f"standin-jev in data/gate.json: run `calibrate --model standin-jev --write` or set "
+                       "AUTO_ACCEPT"]
+        alone = [{"id": "A1", "claim": "Water boils at 100 °C.", "quote": None, "section": "Boiling"}]
+        (own / "citations.json").write_text(json.dumps(alone), encoding="utf-8")
+        code, out, err = check_own(capsys, own)
+    assert code == 0 and err[0].startswith("citecheck check: 1 verdict to a person, uncalibrated: ")

@@ -13,6 +13,7 @@ import sys
 import pytest
 from standins.jev import jev_standin
 from standins.judge import (
+    MODEL,
     answer_tokens,
     by_kind,
     choice_of,
@@ -125,7 +126,7 @@ def test_every_method_gives_verdicts_with_only_one_json_provider(provider, capab
         ctx = context(tmp_path, only(provider, capable.url), method)
         trace = verify.trace_text(CLAIM, PAGE, ctx)
         assert (trace.row["label"], trace.row["reason"]) == ("supported", None), (method, trace.judged)
-        assert trace.judged["method"] == method and trace.judged["model"] == ctx.settings.judge_model
+        assert trace.judged["method"] == method and trace.judged["model"] == MODEL       # what answered
         unavailable = []
         (row,) = check.check_citations(document, [citation], ctx, unavailable=unavailable)
         assert (row["relation"], row["verdict"], unavailable) == ("supports", "verified", []), method

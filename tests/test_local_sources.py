@@ -178,8 +178,7 @@ def test_a_missing_file_one_outside_a_directory_and_a_link_out_are_one_line_each
         f"line 5:1: missing.md: no such file in --documents {bad}; its citations are not checked",
         "line 6:1: ../outside.md: outside the documents folder (absolute or '..'); not read; its citations are "
         "not checked",
-        "line 7:1: drafts.md: not a regular file (a directory, device, FIFO or socket); not read; its citations "
-        "are not checked",
+        "line 7:1: drafts.md is a directory, not a file; its citations are not checked",
         "line 8:1: link.md: a link out of the documents folder; not read; its citations are not checked")]
     assert [c["file"] for c in json.loads((bad / "out" / "citations.json").read_text())] == [
         "coffee.md", "missing.md", "../outside.md", "drafts.md", "link.md"]       # the rest still extracted

@@ -212,7 +212,7 @@ BAD = [
     ("check_document", {"source": "/etc/hostname", "citations": []}, "source: /etc/hostname is outside the "
                                                                       "documents folder; not read"),
     ("check_document", {"source": "escape.txt", "citations": []}, "escape.txt: a link out of the documents folder"),
-    ("check_document", {"source": "sent", "citations": []}, "sent: not a regular file"),
+    ("check_document", {"source": "sent", "citations": []}, "sent is a directory, not a file"),
     ("check_document", {"source": "rfc7519.txt"}, "give exactly one of citations or citations_file"),
     ("check_document", {"source": "rfc7519.txt", "citations": [], "citations_file": "citations.json"},
      "give exactly one of citations or citations_file (got citations, citations_file)"),

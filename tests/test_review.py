@@ -228,7 +228,7 @@ def test_tell_says_it_once_per_run_not_once_per_row(capsys):
     gate.tell(rows, "batch")
     gate.tell(rows, "batch")
     err = capsys.readouterr().err.splitlines()
-    assert err == ["citecheck batch: 3 verdict(s) to a person, uncalibrated: no AUTO_ACCEPT for m in "
+    assert err == ["citecheck batch: 3 verdicts to a person, uncalibrated: no AUTO_ACCEPT for m in "
                    "data/gate.json: run `calibrate --model m --write` or set AUTO_ACCEPT"]
     assert review.needs_review(rows[0], gate) and not review.needs_review(rows[3], gate)
 
@@ -271,7 +271,7 @@ def test_check_cli_an_uncalibrated_model_goes_to_a_person_said_once(tmp_path):
         "`calibrate --model m-1 --write` or set AUTO_ACCEPT"}
     assert rows["C5"]["auto"] is True and "auto_note" not in rows["C5"]
     note = judged[0]["auto_note"]
-    assert done.stderr.splitlines() == [f"citecheck check: 7 verdict(s) to a person, {note}"]
+    assert done.stderr.splitlines() == [f"citecheck check: 8 verdicts to a person, 7 of them {note}"]
 
 
 def test_check_cli_a_malformed_table_is_one_line_naming_it(tmp_path):

@@ -201,7 +201,7 @@ def test_cli_prints_the_verify_json(judge, judge_server, url, capsys, monkeypatc
     assert [tuple(c) for c in out["citations"]] == [FIELDS, FIELDS]
     assert [c["auto"] for c in out["citations"]] == [False, True]     # uncalibrated: a person; a 404: auto
     told = [line for line in printed.err.splitlines() if "to a person" in line]
-    assert told == [f"citecheck verify: 1 verdict(s) to a person, {out['citations'][0]['auto_note']}"]
+    assert told == [f"citecheck verify: 1 verdict to a person, {out['citations'][0]['auto_note']}"]
 
 
 @pytest.mark.parametrize("argv, message", [

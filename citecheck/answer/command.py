@@ -12,14 +12,15 @@ Rules:
   write the CSV and the HTML report (`answer.outputs`).
 - The report (its JSON) is at most ANSWER_MAX_REPORT_BYTES: over it, one line and nothing printed or written
   (checked from the answer's sentences and claims before any check, and on the JSON at the end).
-- Exit status (`ci_gate`): 1 when the answer had a reading problem (a marker pointing nowhere, a range
-  outside its text, …: each one line, the rest still reported); `--fail-under X`: 3 when citation
-  precision is below X (after everything is printed); else 0. An answer that cannot be read at all is one
-  line and status 1.
+- Exit status (`ci_gate`), as `check`'s: 1 when the answer had a reading problem (a marker pointing
+  nowhere, a range outside its text, …: each one line, the rest still reported) or when no judge answered
+  for a marker (`check`'s hint line, once); `--fail-under X`: 3 when citation precision is below X (after
+  everything is printed); else 0. An answer that cannot be read at all is one line and status 1.
 """
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from ..context import RunContext
@@ -78,7 +79,23 @@ def run(args, ctx: RunContext) -> int:
         outputs.write_csv(result, args.out)
     if args.report:
         outputs.write_html(result, args.report)
+    unjudged = _unjudged(result, ctx)
     gate = None
     if args.fail_under is not None:
         gate = ci_gate.precision_gate({"citation": result.precision()}, args.fail_under, "citation")
-    return ci_gate.finish("check-answer", result.bad_input(), gate)
+    return ci_gate.finish("check-answer", result.bad_input() or unjudged, gate)
+
+
+def _unjudged(result, ctx: RunContext) -> bool:
+    """Whether no judge answered for a marker; if so, `check`'s hint line on stderr (module rules)."""
+    from ..check import unavailable_hint
+    from ..config import printable
+    from ..judge.judges import judge_problem
+    from ..vocabulary import JUDGE_UNAVAILABLE, NO_SOURCE, UNCHECKED
+    unjudged = [m.id for m in result.markers if m.reason == JUDGE_UNAVAILABLE]
+    if unjudged:
+        checked = sum(m.label not in (NO_SOURCE, UNCHECKED) for m in result.markers)
+        why = judge_problem(ctx.settings)
+        print(printable(unavailable_hint([(mid, why) for mid in unjudged], checked, "check-answer")),
+              file=sys.stderr)
+    return bool(unjudged)

@@ -9,11 +9,12 @@ Rules:
 - A malformed line is reported by its number and skipped, the other lines still run; a citation
   whose check fails becomes a labelled row, never an aborted batch.
 - The audit DB is the journal: a citation already decided in this batch (same id, url, claim and carried
-  texts, and answered by a model this run asks, JUDGE_MODEL or `choice_model`, or by none: the page settled it)
-  is
-  read back, not redone, `method` included, so a killed batch resumes where it stopped. A row whose
-  reason is transient (`vocabulary.TRANSIENT`: the crawl or the judge could not be reached) is
-  tried again. The journal's `model` and `method` are the ones that answered (`verify_citation`).
+  texts, and answered by a model this run asks, JUDGE_MODEL or `choice_model`, or one this run's cache
+  named as answering, or by none: the page settled it) is read back, not redone, `method` included, so a
+  killed batch resumes where it stopped. A row whose reason is transient (`vocabulary.TRANSIENT`: the crawl
+  or the judge could not be reached) is tried again. A redone citation whose verdict comes back unchanged
+  (a judge answering under another name, replayed from the cache) keeps its journal row, `decided_at` and
+  reviews included. The journal's `model` and `method` are the ones that answered (`verify_citation`).
 - At most BATCH_CONCURRENCY citations are in flight (`batch.pool`), or, with --cluster, outside calls
   across the cluster's workers (`batch.cluster`); rows are written by the calling thread only. The CSV
   report is `batch.report_csv`; `--report` writes the HTML one (`report_html`).
@@ -28,6 +29,7 @@ Imports: everything below the flows, `extract` (an answer as input) and `verify`
 """
 from __future__ import annotations
 
+import collections
 import logging
 import sys
 from dataclasses import dataclass, field
@@ -61,11 +63,21 @@ class BatchResult:
     reused: int = 0                       # citations read back from the journal
     decided: int = 0                      # citations checked in this run
     counts: dict = field(default_factory=dict)
+    model: str | None = None              # the model that answered most of the citations (None: no model)
 
 
 def _fresh(row: dict | None, claim: Claim, quote: str | None, models: set[str]) -> bool:
     return (row is not None and row["claim"] == claim.claim and row["model"] in models
             and (row.get("quote") or None) == quote and not is_transient(row["reason"]))
+
+
+VERDICT_KEYS = ("claim", "quote", "label", "reason", "confidence", "evidence_quote", "model", "method",
+                "status")
+"""What a redone citation must repeat for its journal row to stand (module rules)."""
+
+
+def _unchanged(row: dict | None, result: dict) -> bool:
+    return row is not None and all((row.get(k) or None) == (result.get(k) or None) for k in VERDICT_KEYS)
 
 
 def _progress(total: int, show: bool):
@@ -105,7 +117,7 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
     (local:N or tls://HOST:PORT) checks them on Dask workers (`batch.cluster`), else in threads."""
     threshold = gate_of(threshold, ctx.settings)
     concurrency = concurrency or ctx.settings.batch_concurrency
-    models = {"", ctx.settings.judge_model, ctx.settings.choice_model}     # "": no model was asked
+    models = {"", ctx.settings.judge_model, ctx.settings.choice_model, *ctx.cache.seen}   # "": no model asked
     from ..verify import carried_text                   # verify (fetch, judge) loads when a batch runs
     quote = {(c.id, url): carried_text(c.carried(url)) for c in claims for url in c.urls}
     conn = audit.connect(db if db is not None else ctx.settings.journal)
@@ -114,10 +126,18 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
         todo = [(c, url) for c in claims for url in c.urls
                 if not _fresh(rows.get((c.id, url)), c, quote[(c.id, url)], models)]
         _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
+        kept = 0
         with _progress(len(todo), progress) as bar:
             for (c, url), result in _runner(todo, ctx, verify, concurrency, threshold, cluster):
-                carried = {**result, "quote": quote[(c.id, url)]}
-                row = audit.write_citation(conn, batch, c.id, c.claim, carried)
+                carried = {**result, "claim": c.claim, "quote": quote[(c.id, url)]}
+                row = rows.get((c.id, url))
+                if _unchanged(row, carried):
+                    kept += 1
+                    if row.get("auto") != result.get("auto"):
+                        audit.set_auto(conn, batch, c.id, url, result.get("auto"))
+                    row = {**row, "auto": result.get("auto")}
+                else:
+                    row = audit.write_citation(conn, batch, c.id, c.claim, carried)
                 rows[(c.id, url)] = {**row, "auto_note": result.get("auto_note")}
                 bar.update()
     finally:
@@ -127,7 +147,9 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
         cited = [rows[(c.id, url)] for url in c.urls]
         verdict = overall([row["label"] for row in cited])
         out.extend(BatchRow.from_dict({**row, "overall": verdict}).to_dict() for row in cited)
-    return BatchResult(out, list(problems or []), len(out) - len(todo), len(todo), counts(out))
+    answering = collections.Counter(row["model"] for row in rows.values() if row.get("model"))
+    return BatchResult(out, list(problems or []), len(out) - len(todo) + kept, len(todo) - kept, counts(out),
+                       answering.most_common(1)[0][0] if answering else None)
 
 
 def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int, threshold: Gate,
@@ -195,8 +217,8 @@ def run(args, ctx: RunContext) -> int:
         write_csv(result.rows, args.out)
     if args.report:
         from ..report.report_html import write_report
-        write_report(result.rows, args.report, batch=name, threshold=gate.shown(ctx.settings.judge_model),
-                     problems=parsed.problems)
+        threshold = gate.shown(result.model or ctx.settings.judge_model)      # the model that answered
+        write_report(result.rows, args.report, batch=name, threshold=threshold, problems=parsed.problems)
     gate = None
     if args.fail_under is not None:
         gate = ci_gate.precision_gate(ratios(result.rows), args.fail_under, args.on)

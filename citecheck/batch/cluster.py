@@ -17,10 +17,10 @@ Rules:
   task holds a key. MiniLM (and the passage vectors it has made) load once per worker process.
 - A task returns JSON text; the driver takes it as untrusted data (`accepted`): the row's keys, label,
   reason, confidence (finite in [0, 1]; None only for a label no judge gave) and types as the row
-  contract says, its `model` one this run asks, and each cache entry stamped, for a known function, on
-  its judge's (or the fetcher's) contract and holding no secret. Anything else is not_found /
-  worker_result_invalid and nothing of that result is written. The driver gates every row itself (a
-  worker's `auto` is dropped).
+  contract says, its `model` one this run asks or one a cache entry is stamped with, and each cache entry
+  stamped, for a known function, on its judge's (or the fetcher's) contract and holding no secret.
+  Anything else is not_found / worker_result_invalid and nothing of that result is written. The driver
+  gates every row itself (a worker's `auto` is dropped).
 - A cache entry comes with the request the worker says it made (`Asked`); the driver keeps it only when
   its key is that request's digest and the request is this citation's (`asked_here`): a page fetch of its
   URL, or a judge request holding its claim or a text a generation step of this same result answered (a
@@ -466,9 +466,12 @@ def accepted(result: Any, claim: str, url: str, ctx: RunContext, threshold: Gate
     except UnicodeEncodeError:
         raise ResultInvalid("the result holds a lone surrogate (text that is not UTF-8)") from None
     settings = ctx.settings
-    models = {None, "", settings.judge_model, settings.choice_model, settings.typesafe_model}
-    row = _row(data["row"], url, models)
     entries = _entries(data["recorded"], claim, url)
+    models = {None, "", settings.judge_model, settings.choice_model, settings.typesafe_model,
+              *(entry["model"] for _key, entry in entries)}
+    if isinstance(data["row"], dict) and data["row"].get("model") not in models:
+        models |= ctx.cache.models()                # a name the cache records as having answered
+    row = _row(data["row"], url, models)
     gated_row = gated(CitationRow.from_dict(row).to_dict(), threshold, row.get("model"))
     return {**gated_row, "passages": row.get("passages"), "model": row.get("model")}, entries
 

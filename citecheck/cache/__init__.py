@@ -11,7 +11,9 @@ Rules:
 - The key is a digest of the whole request (function, model, request body), so an edited prompt or
   question misses instead of replaying a stale answer.
 - Each entry is {function, model, answer, usage, seconds, recorded}: the model the server reported,
-  token usage, seconds and the UTC date.
+  token usage, seconds and the UTC date. `answered` gives the answer with that model (replayed or
+  recorded): what a row names as the model that answered; the cache remembers the names it gave this run
+  (`seen`), and `models` is every name it holds.
 - A lookup reads the store, then the export (`export.Export`: that entry alone, found by its sorted key
   line, so a process that needs ten entries does not parse a hundred thousand). A hit that is not such
   an entry, or that was recorded for another function, raises CacheCorrupted naming its key and its
@@ -117,6 +119,7 @@ class Cache:
                              "(a live run records into the store)")
         self.store = Store(where, read_only=offline, busy_timeout=busy_timeout) if where is not None else None
         self._export = export_file.Export(self.path)
+        self.seen: set[str] = set()
         if not offline:
             export_file.clean_at_start(self.path)
 
@@ -168,10 +171,17 @@ class Cache:
 
         `answered_by` is the model name the server reported; the entry is stamped with it.
         """
+        return self.answered(function, model, request, compute, how_to_run_live=how_to_run_live)[0]
+
+    def answered(self, function: str, model: str, request: Any,
+                 compute: Callable[[], tuple[Any, dict | None, str]], *,
+                 how_to_run_live: str = "") -> tuple[Any, str]:
+        """`call`, as (answer, the model its entry is stamped with: the one that answered)."""
         key = request_key(function, model, request)
         hit = self.lookup(key, function)
         if hit is not None and not self.expired(hit):
-            return hit["answer"]
+            self.seen.add(hit["model"])
+            return hit["answer"], hit["model"]
         if self.offline:
             raise CacheMiss(f"{function} (model {model}, key {key[:12]}) is not in {self.path.name} and "
                             f"CITECHECK_OFFLINE=1. To run it live, unset CITECHECK_OFFLINE"
@@ -181,7 +191,14 @@ class Cache:
         entry = {"function": function, "model": answered_by or model, "answer": answer, "usage": usage,
                  "seconds": round(time.perf_counter() - started, 3), "recorded": today()}
         self.put(key, entry)
-        return answer
+        self.seen.add(entry["model"])
+        return answer, entry["model"]
+
+    def models(self) -> set[str]:
+        """Every model name an entry is stamped with (the store's, the export's, this run's)."""
+        stored = self.store.models() if self.store is not None else set()
+        exported = {entry.get("model") for entry in self._export.all().values() if isinstance(entry, dict)}
+        return stored | {name for name in exported if isinstance(name, str)} | self.seen
 
     def put(self, key: str, entry: dict) -> None:
         self.put_many([(key, entry)])

@@ -151,6 +151,15 @@ class Store:
             rows = self._connect().execute("SELECT key, entry FROM entries ORDER BY key").fetchall()
         return iter(rows)
 
+    def models(self) -> set[str]:
+        """The distinct `model` stamps of the stored entries (one query, the entries are not parsed here)."""
+        if self.read_only and not self.exists():
+            return set()
+        with self._lock, self._errors("read"):
+            rows = self._connect().execute(
+                "SELECT DISTINCT json_extract(entry, '$.model') FROM entries").fetchall()
+        return {row[0] for row in rows if isinstance(row[0], str)}
+
     def __len__(self) -> int:
         if self.read_only and not self.exists():
             return 0

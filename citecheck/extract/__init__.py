@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import Settings
+from ..paths import not_a_file
 from ..vocabulary import ANSWER_FORMAT_CHOICES
 from .anthropic_messages import AnthropicReader
 from .base import Reader
@@ -97,7 +98,7 @@ def read_text(path: str | Path, fmt: str = "auto", *, max_bytes: int = MAX_BYTES
     except FileNotFoundError:
         raise AnswerError(f"answer file not found: {path}") from None
     except IsADirectoryError:
-        raise AnswerError(f"{path} is a directory, not an answer file") from None
+        raise AnswerError(not_a_file(path)) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

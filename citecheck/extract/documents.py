@@ -22,6 +22,7 @@ import stat
 from pathlib import Path, PurePath
 
 from ..config import PdfLimits
+from ..paths import not_a_file
 from ..source.sources import Document
 from ..source.text import MAX_FILE_BYTES, read_file
 from .parsed import AnswerError, Problem
@@ -48,8 +49,9 @@ def confined(folder: Path, name: str) -> Path:
         raise FileNotFoundError(name) from None
     if not real.is_relative_to(folder.resolve()):
         raise ValueError(f"{name}: a link out of the documents folder; not read")
-    if not stat.S_ISREG(real.stat().st_mode):
-        raise ValueError(f"{name}: not a regular file (a directory, device, FIFO or socket); not read")
+    mode = real.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise ValueError(not_a_file(name, mode))
     return real
 
 

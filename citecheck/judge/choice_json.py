@@ -136,9 +136,10 @@ def _logprobs(provider: str, body: Any) -> Any:
         return None
 
 
-def ask(state: dict, question, ctx: RunContext) -> dict:
+def ask(state: dict, question, ctx: RunContext, answered: list | None = None) -> dict:
     """One Choice question over `state` to JUDGE_PROVIDER -> {type, choice, confidence (the reference
-    formula), probabilities, readout}; OffContract when off contract (nothing cached)."""
+    formula), probabilities, readout}; OffContract when off contract (nothing cached). `answered` gets the
+    model that answered (`judges._ask`)."""
     settings = ctx.settings
     provider, model = settings.judge_provider, settings.judge_model
     options = tuple(question.criteria)
@@ -156,22 +157,24 @@ def ask(state: dict, question, ctx: RunContext) -> dict:
             raise OffContract(f"readout {answer.get('readout')!r:.40} is not one of {', '.join(READOUTS)}")
         return {"type": "choice", **checked, "readout": answer["readout"]}
 
-    return judges._ask(ctx, function(provider), model, asked, compute, judges.LIVE_HINT[provider], check)
+    return judges._ask(ctx, function(provider), model, asked, compute, judges.LIVE_HINT[provider], check,
+                       answered)
 
 
-def choice_step(state: dict, questions: dict, ctx: RunContext) -> dict:
+def choice_step(state: dict, questions: dict, ctx: RunContext, answered: list | None = None) -> dict:
     """A judge method's step over a JSON provider: `judges.choice_step`'s shape, {name: {type, choice,
     confidence, probabilities, readout}}, one call per question. Off contract raises OffContract."""
-    return {name: ask(state, question, ctx) for name, question in questions.items()}
+    return {name: ask(state, question, ctx, answered) for name, question in questions.items()}
 
 
 def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
     """`judges.choice_judge` over a JSON provider: {relation, confidence, probabilities, model, readout}."""
+    answered: list[str] = []
     try:
-        answer = ask(judges.choice_state(claim, source), judges.RELATION, ctx)
+        answer = ask(judges.choice_state(claim, source), judges.RELATION, ctx, answered)
     except OffContract as exc:
         raise judges.JudgeOutputInvalid(f"Choice question to the {ctx.settings.judge_provider} judge answered "
                                         f"off its contract: {exc} (not cached)") from None
     return {"relation": answer["choice"], "confidence": answer["confidence"],
-            "probabilities": answer["probabilities"], "model": ctx.settings.judge_model,
+            "probabilities": answer["probabilities"], "model": answered[-1],
             "readout": answer["readout"]}

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..cache import CacheCorrupted, request_key
-from ..config import DEFAULTS, OLLAMA_DEFAULT_HOST, Settings
+from ..config import DEFAULTS, OLLAMA_DEFAULT_HOST, MissingSetting, Settings
 from ..context import RunContext
 from ..paths import shown
 from ..vocabulary import JUDGE_LABELS, JUDGE_OUTPUT_INVALID, JUDGE_UNAVAILABLE, RELATIONS
@@ -88,6 +88,59 @@ NO_JUDGE_HINT = ("set it, or point TYPESAFE_ENDPOINT at a Jev-compatible server 
                  "a JSON judge (every judge method runs on either)")
 """What a run with no judge configured is told after 'TYPESAFE_API_KEY is not set: ' (`MissingSetting`):
 the other ways to configure a judge, names only, never a value."""
+ENDPOINT_VARIABLE = {"typesafe": "TYPESAFE_ENDPOINT", "openai": "OPENAI_BASE_URL",
+                     "anthropic": "ANTHROPIC_BASE_URL", "ollama": "OLLAMA_HOST"}
+KEY_VARIABLE = {"typesafe": "TYPESAFE_API_KEY", "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+MODEL_VARIABLE = {"typesafe": "TYPESAFE_MODEL", "openai": "JUDGE_MODEL", "anthropic": "JUDGE_MODEL",
+                  "ollama": "JUDGE_MODEL"}
+
+
+def _endpoint(provider: str, settings: Settings) -> str:
+    """The variable that set the judge's endpoint, or 'the default (VARIABLE changes it)'."""
+    variable = ENDPOINT_VARIABLE[provider]
+    given = {"typesafe": settings.typesafe_endpoint, "ollama": settings.ollama_host,
+             "openai": settings.openai_base_url.rstrip("/") != DEFAULTS["OPENAI_BASE_URL"],
+             "anthropic": settings.anthropic_base_url.rstrip("/") != DEFAULTS["ANTHROPIC_BASE_URL"]}[provider]
+    return variable if given else f"the default ({variable} changes it)"
+
+
+def unreachable_hint(provider: str, settings: Settings) -> str:
+    """What a judge that could not be reached is told: the endpoint and the variable that set it, never a key
+    (a key that is set is not the problem)."""
+    where = _endpoint(provider, settings)
+    local = (" (`python -m citecheck judge-server` starts the local one)"
+             if provider in ("typesafe", "openai") else "")
+    if where == ENDPOINT_VARIABLE[provider]:
+        return f"the endpoint {where} names could not be reached: check that its server is running{local}"
+    return f"the endpoint could not be reached from here: {where}; check the network"
+
+
+def status_hint(provider: str, status: int, settings: Settings) -> str:
+    """What a judge that answered an HTTP error is told, by status: a refused key, an unknown model, a
+    failing server (naming the variables, never a value); else how to configure one (LIVE_HINT)."""
+    key, model = KEY_VARIABLE.get(provider), MODEL_VARIABLE[provider]
+    if status in (401, 403) and key and settings.secrets.has(key):
+        return f"{key} was refused: check that it is a key for the endpoint ({_endpoint(provider, settings)})"
+    if status == 404:
+        return (f"the endpoint ({_endpoint(provider, settings)}) has no such path or model: check its URL, "
+                f"or set {model} to a model it serves")
+    if status == 429 or status >= 500:
+        return f"the server ({_endpoint(provider, settings)}) is busy or failing: try again later"
+    return LIVE_HINT[provider]
+
+
+def judge_problem(settings: Settings) -> str:
+    """Why no judge answered, said from the settings (for a flow whose rows keep only the reason code):
+    replay only, no judge configured (every variable named), or the configured one's endpoint."""
+    if settings.offline:
+        return "CITECHECK_OFFLINE=1 and the cache holds no answer for them: unset it to ask the judge"
+    if not settings.choice_configured and not settings.json_providers:
+        return str(MissingSetting("TYPESAFE_API_KEY", NO_JUDGE_HINT))
+    route = settings.choice_via
+    return (f"the {route} judge ({_endpoint(route, settings)}) gave no usable answer (unreachable, refused, "
+            "or off its contract): `citecheck check` on one of them prints its failure")
+
+
 TIMEOUT_HINT = "the judge is up but slow (a CPU model on shared cores): raise JUDGE_TIMEOUT or try again"
 
 RETRY_STATUSES = frozenset({408, 429, *range(500, 600)})
@@ -109,15 +162,23 @@ class JudgeOutputInvalid(JudgeUnavailable):
 
 
 def _ask(ctx: RunContext, function: str, model: str, request: dict, compute: Callable, hint: str,
-         check: Callable[[Any], Any]) -> Any:
+         check: Callable[[Any], Any], answered: list | None = None) -> Any:
     """`check(answer)` for the cached or freshly computed answer. A fresh answer is checked before it is
-    cached (OffContract propagates, nothing is written); a cached one that fails is a corrupt entry."""
+    cached (OffContract propagates, nothing is written); a cached one that fails is a corrupt entry.
+    `answered` (when given) gets the name of the model that answered (`Settings.answering_name`: the one its
+    cache entry is stamped with, unless the reader named the model)."""
+    name = ctx.settings.answering_name
+
     def checked():
         answer, usage, answered_by = compute()
+        if answered is not None:
+            answered.append(name(model, answered_by))        # named even when its answer is off contract
         check(answer)
         return answer, usage, answered_by
 
-    answer = ctx.cache.call(function, model, request, checked, how_to_run_live=hint)
+    answer, answered_by = ctx.cache.answered(function, model, request, checked, how_to_run_live=hint)
+    if answered is not None:
+        answered.append(name(model, answered_by))
     try:
         return check(answer)
     except OffContract as exc:
@@ -209,11 +270,12 @@ def _sdk_system_one(ctx: RunContext, state: dict, questions: dict):
                                f"{TIMEOUT_HINT}") from None
     except TypeSafeAPIConnectionError as exc:
         raise JudgeUnavailable(f"{where} did not answer ({type(exc).__name__}); "
-                               f"{LIVE_HINT['typesafe']}") from None
+                               f"{unreachable_hint('typesafe', settings)}") from None
     except TypeSafeAPIResponseValidationError as exc:
         raise OffContract(f"the SDK could not read the response at {exc.field_path!r}") from None
     except TypeSafeAPIError as exc:
-        raise JudgeUnavailable(f"{where} answered HTTP {exc.status}; {LIVE_HINT['typesafe']}") from None
+        raise JudgeUnavailable(f"{where} answered HTTP {exc.status}; "
+                               f"{status_hint('typesafe', exc.status, settings)}") from None
 
 
 def _usage(response) -> dict:
@@ -250,10 +312,12 @@ def step_request(state: dict, questions: dict) -> dict:
             "local_calibration": step_calibration(questions)}
 
 
-def choice_step(state: dict, questions: dict, ctx: RunContext, request: dict | None = None) -> dict:
+def choice_step(state: dict, questions: dict, ctx: RunContext, request: dict | None = None,
+                answered: list | None = None) -> dict:
     """A judge method's step: named typesafe-sdk Choice questions over `state`, one system_one call,
     cached as 'typesafe.system_one' -> {name: {type, choice, confidence (reference formula), probabilities}}.
-    `request` is the step's `step_request` when the caller built it already (to name its key).
+    `request` is the step's `step_request` when the caller built it already (to name its key); `answered`
+    gets the model that answered (`_ask`).
     Off contract (a question unanswered, an option not asked) raises OffContract; nothing is cached."""
     settings = ctx.settings
     options = {name: tuple(question.criteria) for name, question in questions.items()}
@@ -275,7 +339,7 @@ def choice_step(state: dict, questions: dict, ctx: RunContext, request: dict | N
                 for name, opts in options.items()}
 
     return _ask(ctx, "typesafe.system_one", settings.typesafe_model, request, compute, LIVE_HINT["typesafe"],
-                check)
+                check, answered)
 
 
 def check_relation(answer: Any) -> dict:
@@ -297,20 +361,23 @@ def choice_request(claim: str, source: str) -> dict:
 
 
 def choice_judge(claim: str, source: str, ctx: RunContext) -> dict:
-    """{relation, confidence, probabilities, model} for one claim against one source text."""
+    """{relation, confidence, probabilities, model} for one claim against one source text (`model`: the
+    one that answered, as its cache entry is stamped)."""
     settings = ctx.settings
     model = settings.typesafe_model
     state = choice_state(claim, source)
     question = RELATION
     request = {"state": state, "questions": {"relation": question.model_dump(mode="json", exclude_none=True)},
                "local_calibration": local_calibration()}
+    answered: list[str] = []
     try:
         answer = _ask(ctx, "typesafe.system_one", model, request,
-                      lambda: _system_one(ctx, state, question), LIVE_HINT["typesafe"], check_relation)
+                      lambda: _system_one(ctx, state, question), LIVE_HINT["typesafe"], check_relation,
+                      answered)
     except OffContract as exc:
         raise JudgeOutputInvalid(f"Choice judge at {_typesafe_endpoint(settings)} answered off its contract: "
                                  f"{exc} (not cached)") from None
-    return {**answer, "model": model}
+    return {**answer, "model": answered[-1]}
 
 
 # ---------------------------------------------------------------- JSON judge (HTTP providers)
@@ -369,14 +436,15 @@ def _post(url: str, body: dict, headers: dict, provider: str, ctx: RunContext) -
             failure, hint = f"timed out after {settings.judge_timeout:g} s (JUDGE_TIMEOUT)", TIMEOUT_HINT
         except httpx.HTTPError as exc:
             raise JudgeUnavailable(f"{where} did not answer ({type(exc).__name__}); "
-                                   f"{LIVE_HINT[provider]}") from None
+                                   f"{unreachable_hint(provider, settings)}") from None
         else:
             if response.status_code == 200:
                 try:
                     return response.json()
                 except ValueError:
                     raise JudgeUnavailable(f"{where} answered a body that is not JSON") from None
-            failure, hint = f"answered HTTP {response.status_code}", LIVE_HINT[provider]
+            failure = f"answered HTTP {response.status_code}"
+            hint = status_hint(provider, response.status_code, settings)
             if response.status_code not in RETRY_STATUSES:
                 raise JudgeUnavailable(f"{where} {failure}; {hint}")
             asked = _retry_after(response)
@@ -449,7 +517,8 @@ def json_request(claim: str, passages: list[str]) -> dict:
 
 
 def json_judge(claim: str, passages: list[str], ctx: RunContext) -> dict:
-    """{label, evidence_quote, confidence, reason, model} from JUDGE_PROVIDER over the passages shown."""
+    """{label, evidence_quote, confidence, reason, model} from JUDGE_PROVIDER over the passages shown
+    (`model`: the one that answered, else the one asked)."""
     provider, model = ctx.settings.judge_provider, ctx.settings.judge_model
     messages = json_messages(claim, passages)
     request = json_request(claim, passages)
@@ -459,12 +528,13 @@ def json_judge(claim: str, passages: list[str], ctx: RunContext) -> dict:
         content, usage, answered_by = contract.envelope(provider, body, model)
         return {"content": content}, usage, answered_by
 
+    answered: list[str] = []
     try:
         verdict = _ask(ctx, f"judge.json/{provider}", model, request, compute, LIVE_HINT[provider],
-                       _check_content)
+                       _check_content, answered)
     except OffContract as exc:
-        return {**_invalid(str(exc)), "model": model}
-    return {**verdict, "reason": None, "model": model}
+        return {**_invalid(str(exc)), "model": (answered or [model])[-1]}
+    return {**verdict, "reason": None, "model": answered[-1]}
 
 
 def json_step(messages: list[dict], schema: dict, name: str, ctx: RunContext,

@@ -19,6 +19,8 @@ import re
 import stat
 from pathlib import Path
 
+from ..paths import not_a_file
+
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest source, document or citations file read: 64 MiB (PDFs have PDF_MAX_BYTES)."""
 MAX_DEPTH = 64
@@ -57,7 +59,7 @@ def _open_regular(path: str | Path, name: str, max_bytes: int) -> int:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):                  # before fdopen, which refuses a directory by fd
         os.close(fd)
-        raise ValueError(f"{name}: not a regular file (a directory, device, FIFO or socket); not read")
+        raise ValueError(not_a_file(name, info.st_mode))
     if info.st_size > max_bytes:
         os.close(fd)
         raise ValueError(f"{name}: {info.st_size:,} bytes, over the {max_bytes:,}-byte limit for a file read "

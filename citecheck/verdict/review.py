@@ -155,12 +155,19 @@ class Gate:
         return {"auto": auto, "auto_note": self.note(model) if uncalibrated else None}
 
     def tell(self, rows: Iterable[dict], flow: str) -> None:
-        """One stderr line per note this gate has not told yet (once per run, not once per row)."""
+        """One stderr line per note this gate has not told yet (once per run, not once per row), counting
+        what the table shows: every row going to a person (misquotes, unjudged ones too), and how many of
+        them the note is about when not all."""
+        rows = list(rows)
         notes, token = [row.get("auto_note") for row in rows], object()
+        to_a_person = sum(1 for row in rows if row.get("auto") is False)
         for note in dict.fromkeys(n for n in notes if n):
             if self.told.setdefault(note, token) is token:          # atomic: /verify's threads say it once
                 count = notes.count(note)
-                print(f"citecheck {flow}: {count} verdict(s) to a person, {note}", file=sys.stderr)
+                total = max(count, to_a_person)
+                why = note if count == total else f"{count} of them {note}"
+                verdicts = "verdict" if total == 1 else "verdicts"
+                print(f"citecheck {flow}: {total} {verdicts} to a person, {why}", file=sys.stderr)
 
 
 def gate_of(threshold: "float | Gate | None", settings: Settings | None = None) -> Gate:

@@ -7,7 +7,9 @@ Rules:
 - Every step is one model call through the cache, stamped with the model and date like every other call.
   A Choice step goes where `Settings.choice_via` says: typesafe-sdk (`judges.choice_step`) or the JSON
   provider (`choice_json.choice_step`, one call per question); a generation step to JUDGE_PROVIDER.
-- Every verdict carries `method`: the name of the method that answered (after any fallback).
+- Every verdict carries `method`: the name of the method that answered (after any fallback), and `model`:
+  the model that answered its Choice steps as their cache entries are stamped (what the server reported),
+  never a default name the server did not give.
 - A step that answers off its contract makes the verdict not_found with the reason
   `judge_output_invalid: step N: <what was wrong>` (confidence 0); the method's other steps still run,
   and nothing off-contract is cached. A judge that cannot be reached raises JudgeUnavailable (verify
@@ -33,6 +35,7 @@ class Steps:
 
     def __init__(self, ctx: RunContext):
         self.ctx, self.calls, self.done, self.invalid = ctx, 0, [], []
+        self.answered: list[str] = []       # the models that answered the Choice steps (their cache stamps)
 
     def reserve(self, n: int) -> None:
         """Raise BudgetExceeded unless `n` more calls fit in JUDGE_CALL_BUDGET."""
@@ -60,9 +63,11 @@ class Steps:
         if settings.choice_via == "typesafe":
             request = judges.step_request(state, questions)
             key = request_key("typesafe.system_one", model, request)
-            return self.run(what, lambda: judges.choice_step(state, questions, self.ctx, request), key)
+            def ask():
+                return judges.choice_step(state, questions, self.ctx, request, self.answered)
+            return self.run(what, ask, key)
         keys = list(choice_json.request_keys(state, questions, settings).values())
-        return self.run(what, lambda: choice_json.choice_step(state, questions, self.ctx),
+        return self.run(what, lambda: choice_json.choice_step(state, questions, self.ctx, self.answered),
                         keys[0] if len(keys) == 1 else keys)
 
     def ask_each(self, units: list[str], state_of, name: str, question, model: str) -> list[tuple[str, dict]]:
@@ -100,7 +105,8 @@ class JudgeMethod:
     name = ""
 
     def model(self, settings) -> str:
-        """The model the verdict names: the one its Choice questions are asked of."""
+        """The model a verdict names before any answer: the one its Choice questions are asked of (once one
+        answered, `judge` names that one, as its cache entry is stamped)."""
         return settings.choice_model
 
     def steps(self, claim: str, passages: list[str], steps: Steps) -> dict:
@@ -118,4 +124,4 @@ class JudgeMethod:
         else:
             if steps.invalid:
                 out = unusable(f"{JUDGE_OUTPUT_INVALID}: {'; '.join(steps.invalid)}", model, steps)
-        return {**out, "method": self.name}
+        return {**out, "model": steps.answered[-1] if steps.answered else out["model"], "method": self.name}
