@@ -162,9 +162,11 @@ def test_a_question_no_judge_answered_is_a_labelled_row_and_the_report_stands(fi
     if case != "no judge":
         monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")   # nothing listens
         monkeypatch.setenv("JUDGE_RETRIES", "0")
-    if case == "offline, not recorded":
+    if case == "offline, not recorded":           # the page recorded by a live run with no judge, then replayed
+        monkeypatch.delenv("OPENAI_BASE_URL")
+        assert check_answer(capsys, path, "--json")[0] == 0
+        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
         monkeypatch.setenv("CITECHECK_OFFLINE", "1")
-        monkeypatch.setenv("CITECHECK_CACHE_STORE", "off")
     code, out, err = check_answer(capsys, path, "--json", "--out", tmp_path / "r.csv")
     assert code == 0 and "Traceback" not in err, err
     data = json.loads(out)
