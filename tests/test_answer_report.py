@@ -157,8 +157,8 @@ def test_csv_json_and_html_carry_the_same_report(scripted_judge, url, run, tmp_p
     assert [r["row"] for r in rows] == ["marker"] * 5 + ["sentence"] * 7 + ["asked"] * 2 + ["answer"]
     assert rows[7]["supported_by"] == "m3" and rows[7]["markers"] == "m2 m3"
     assert rows[-1]["id"] == "'=HYPERLINK(x)"                         # formula-neutralised, as batch's CSV
-    assert rows[-1]["note"] == ("citation_precision=0.4000 (2/5); citation_recall=0.4000 (2/5); uncited: asked 2 "
-                                "of 2 uncited sentences against 1 source (2 calls, budget 20)")
+    assert rows[-1]["note"] == ("citation_precision=0.4000 (2/5); citation_recall=0.4000 (2/5); uncited: "
+                                "asked 2 of 2 uncited sentences against 1 source (2 calls, budget 20)")
     data = result.to_dict()
     assert data["summary"]["citation_precision"] == 0.4 and data["summary"]["precision_of"] == [2, 5]
     assert data["summary"]["no_source"] == 1 and data["summary"]["uncited"] == 2

@@ -17,9 +17,10 @@ from test_mcp import session
 from citecheck import cli
 
 SEA = "At sea level, pure water boils at 100 °C (212 °F)."
-HUT = "In a mountain hut at 3,000 metres above sea level, a pot of water comes to a full boil at roughly 90 °C."
-FALLS = "The boiling point falls by about 1 °C for every 300 metres of altitude."     # uncited: page 1 holds it
-COPPER = "Copper pans bring water to the boil 20 percent faster than steel pans."    # uncited: no page holds it
+HUT = ("In a mountain hut at 3,000 metres above sea level, a pot of water comes to a full boil at roughly "
+       "90 °C.")
+FALLS = "The boiling point falls by about 1 °C for every 300 metres of altitude."   # uncited: page 1 holds it
+COPPER = "Copper pans bring water to the boil 20 percent faster than steel pans."  # uncited: no page holds it
 STORIES = [{"claim": SEA, "support": [SEA]},
            {"claim": HUT, "support": ["a pot of water comes to a full boil at roughly 90 °C"]},
            {"claim": FALLS, "support": ["by roughly 1 °C for every 300 metres near sea level"]},
@@ -64,14 +65,15 @@ def asked_claims(judge) -> set[str]:
             for request in judge.requests if part in request.body.decode("utf-8")}
 
 
-def test_an_uncited_sentence_a_cited_page_supports_says_so_in_every_output(live, fixture_site, capsys, tmp_path):
+def test_an_uncited_sentence_a_cited_page_supports_says_so_in_every_output(live, fixture_site, capsys,
+                                                                            tmp_path):
     url = fixture_site.url
     supported = (f"asserts a checkable fact and cites nothing; supported by {url('/articles/boiling-point')} "
                  "(cited by m1), which it did not cite")
     code, out, err = check_answer(capsys, live, "--out", tmp_path / "r.csv", "--report", tmp_path / "r.html")
     assert code == 0 and err == "", err
     lines = out.splitlines()
-    assert lines[:2] == ["citation_precision=1.0000 (2/2)", "citation_recall=0.5000 (2/4)"]   # recall unchanged
+    assert lines[:2] == ["citation_precision=1.0000 (2/2)", "citation_recall=0.5000 (2/4)"]   # as before
     assert lines[2].startswith("uncited: asked 2 of 2 uncited sentences against 2 sources (") \
         and lines[2].endswith(" calls, budget 20)")
     assert f"sentence 3 [uncited] {supported}" in lines
@@ -98,7 +100,8 @@ def test_an_uncited_sentence_a_cited_page_supports_says_so_in_every_output(live,
         url("/articles/boiling-point"), url("/guides/cooking-at-altitude")]
 
     rows = list(csv.DictReader((tmp_path / "r.csv").open(encoding="utf-8")))
-    assert [r["row"] for r in rows] == ["marker"] * 2 + ["sentence"] * 4 + ["asked"] * checks["calls"] + ["answer"]
+    kinds = ["marker"] * 2 + ["sentence"] * 4 + ["asked"] * checks["calls"] + ["answer"]
+    assert [r["row"] for r in rows] == kinds
     assert rows[4]["found_in"] == url("/articles/boiling-point") and rows[4]["note"] == supported
     (asked,) = [r for r in rows if r["row"] == "asked" and r["label"] == "supported"]
     assert (asked["id"], asked["text"], asked["source"], asked["markers"]) == (
@@ -152,17 +155,18 @@ def anthropic(url, invented: str) -> str:
 
 
 @pytest.mark.parametrize("case", ["judge down", "offline, not recorded", "no judge"])
-def test_a_question_no_judge_answered_is_a_labelled_row_and_the_report_stands(fixture_site, monkeypatch, capsys,
-                                                                               tmp_path, case):
+def test_a_question_no_judge_answered_is_a_labelled_row_and_the_report_stands(fixture_site, monkeypatch,
+                                                                               capsys, tmp_path, case):
     url = fixture_site.url
     path = tmp_path / "answer.json"
-    path.write_text(anthropic(url, "Water always boils at exactly 100 °C on every mountain."), encoding="utf-8")
+    invented = "Water always boils at exactly 100 °C on every mountain."
+    path.write_text(anthropic(url, invented), encoding="utf-8")
     monkeypatch.setenv("CITECHECK_ALLOW_PRIVATE", "1")
     monkeypatch.setenv("JUDGE_METHOD", "pooled")
     if case != "no judge":
         monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")   # nothing listens
         monkeypatch.setenv("JUDGE_RETRIES", "0")
-    if case == "offline, not recorded":           # the page recorded by a live run with no judge, then replayed
+    if case == "offline, not recorded":       # the page recorded by a live run with no judge, then replayed
         monkeypatch.delenv("OPENAI_BASE_URL")
         assert check_answer(capsys, path, "--json")[0] == 0
         monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")

@@ -151,9 +151,11 @@ def ask(uncited: list[tuple[int, str]], sources: list[Source], ctx: RunContext, 
     """The uncited sentences (number, text) asked against the answer's sources (module rules)."""
     budget = ctx.settings.uncited_max_calls
     out = OwnSources(len(uncited), len(sources), budget)
+    if not (uncited and sources and budget):
+        return out
     vocabularies = [{stem(w) for w in set(words(source.text))} for source in sources]
-    order = {n: _ranked(text, sources, vocabularies) for n, text in uncited} if budget else {}
-    for turn in range(len(sources) if budget else 0):
+    order = {n: _ranked(text, sources, vocabularies) for n, text in uncited}
+    for turn in range(len(sources)):
         todo = [(n, text) for n, text in uncited if not out.found_in(n)][:budget - len(out.rows)]
         if not todo or any(row.reason == JUDGE_UNAVAILABLE and row.label == NOT_ASKED for row in out.rows):
             break
