@@ -81,6 +81,7 @@ DEFAULTS = {
     "ANSWER_MAX_BYTES": str(4 * 1024 * 1024),
     "ANSWER_MAX_MARKERS": "1000",
     "ANSWER_MAX_REPORT_BYTES": str(16 * 1024 * 1024),
+    "UNCITED_MAX_CALLS": "20",
     "CLAIM_MAX_CHARS": "2000",
     "PDF_MAX_BYTES": str(20 * 1024 * 1024),
     "PDF_MAX_PAGES": "300",
@@ -344,6 +345,7 @@ class Settings:
     answer_max_bytes: int = 4 * 1024 * 1024
     answer_max_markers: int = 1000      # citations read from one answer; the rest: one problem line
     answer_max_report_bytes: int = 16 * 1024 * 1024   # one answer's outputs or report: else one line
+    uncited_max_calls: int = 20         # questions of uncited sentences to the answer's own sources; 0: none
     claim_max_chars: int = 2000          # a batch claim longer than this is a skipped line
     pdf: PdfLimits = field(default_factory=PdfLimits)
     extract_max_seconds: float = 10.0   # an HTML page's text extraction (lxml, trafilatura), in the sandbox
@@ -421,6 +423,7 @@ class Settings:
             answer_max_bytes=read.positive("ANSWER_MAX_BYTES", integer=True),
             answer_max_markers=read.positive("ANSWER_MAX_MARKERS", integer=True),
             answer_max_report_bytes=read.positive("ANSWER_MAX_REPORT_BYTES", integer=True),
+            uncited_max_calls=read.count("UNCITED_MAX_CALLS"),
             claim_max_chars=read.positive("CLAIM_MAX_CHARS", integer=True),
             pdf=PdfLimits(max_bytes=read.positive("PDF_MAX_BYTES", integer=True),
                           max_pages=read.positive("PDF_MAX_PAGES", integer=True),

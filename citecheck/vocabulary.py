@@ -294,3 +294,9 @@ SENTENCE_KINDS = ("cited", "uncited", "no_claim")
 """A sentence of the answer: it carries a citation; it asserts a checkable fact with none (`answer.uncited`);
 or it asserts nothing to check (a greeting, a hedge, a question, a heading)."""
 CITED, UNCITED, NO_CLAIM = SENTENCE_KINDS
+NOT_ASKED = "not_asked"
+"""An uncited sentence's question to one of the answer's own sources that no judge answered
+(`answer.own_sources`): offline with no recorded answer (`not_recorded`), or no judge configured
+(`judge_unavailable`)."""
+NOT_RECORDED = "not_recorded"
+"""Why a question was not asked: an offline replay holds no recorded answer for it (a live run would ask)."""

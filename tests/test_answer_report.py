@@ -64,14 +64,20 @@ def test_each_marker_sentence_and_the_answer_numbers(scripted_judge, judge_serve
     assert result.sentences[2].note == "supported by m3 (source 2 of 2); not by m2: unreachable (http_404)"
     assert result.sentences[3].note == "its one source does not support it: m4: contradicted"
     assert result.lines() == ["citation_precision=0.4000 (2/5)", "citation_recall=0.4000 (2/5)"]
-    assert len(judge_server.requests) == 2          # one check per (sentence, URL): the sea-level one is shared
+    # one check per (sentence, URL), the sea-level one shared; then each uncited sentence against the one page
+    # read (the 2019 table is a 404): 2 + 2 questions
+    assert len(judge_server.requests) == 4
+    assert result.own.line() == "asked 2 of 2 uncited sentences against 1 source (2 calls, budget 20)"
+    said = f"not supported by the answer's one source: {url('/articles/boiling-point')}: not_found"
+    assert result.sentences[4].note == f"asserts a checkable fact and cites nothing; {said}"
     assert result.bad_input() and result.problems() == [
         "m2 (sentence 3) -> " + url("/articles/boiling-point-table-2019") + ": unreachable, http_404",
         "m4 (sentence 4) -> " + url("/articles/boiling-point") + ": contradicted",
         "m5 (line 9:64) -> no source: no_source, marker [9] has no source (the numbered sources are [1]-[2])",
         f"sentence 4: none of its sources supports it: {SALT}",
-        "sentence 5: an uncited claim: The boiling point falls by about 1 °C for every 300 metres of altitude.",
-        f"sentence 6: an uncited claim: {ALTITUDE}"]
+        f"sentence 5: an uncited claim ({said}): The boiling point falls by about 1 °C for every 300 metres "
+        "of altitude.",
+        f"sentence 6: an uncited claim ({said}): {ALTITUDE}"]
 
 
 def test_a_sentence_whose_marker_points_nowhere_is_read_as_uncited_when_it_asserts(scripted_judge, url, run):  # noqa: F811
@@ -148,10 +154,11 @@ def test_csv_json_and_html_carry_the_same_report(scripted_judge, url, run, tmp_p
     outputs.write_csv(result, path)
     rows = list(csv.DictReader(path.open(encoding="utf-8")))
     assert tuple(rows[0]) == outputs.CSV_COLUMNS
-    assert [r["row"] for r in rows] == ["marker"] * 5 + ["sentence"] * 7 + ["answer"]
+    assert [r["row"] for r in rows] == ["marker"] * 5 + ["sentence"] * 7 + ["asked"] * 2 + ["answer"]
     assert rows[7]["supported_by"] == "m3" and rows[7]["markers"] == "m2 m3"
     assert rows[-1]["id"] == "'=HYPERLINK(x)"                         # formula-neutralised, as batch's CSV
-    assert rows[-1]["note"] == "citation_precision=0.4000 (2/5); citation_recall=0.4000 (2/5)"
+    assert rows[-1]["note"] == ("citation_precision=0.4000 (2/5); citation_recall=0.4000 (2/5); uncited: "
+                                "asked 2 of 2 uncited sentences against 1 source (2 calls, budget 20)")
     data = result.to_dict()
     assert data["summary"]["citation_precision"] == 0.4 and data["summary"]["precision_of"] == [2, 5]
     assert data["summary"]["no_source"] == 1 and data["summary"]["uncited"] == 2

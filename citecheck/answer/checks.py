@@ -5,7 +5,8 @@ Rules:
   answer's citations of that URL in that sentence carry (cited_text, snippets: matched on the page first).
   Markers sharing a sentence and a URL share one check; at most BATCH_CONCURRENCY run at once
   (`batch.pool`). The row is verify's: supported / contradicted / not_found / unreachable with its reason,
-  evidence quote and confidence.
+  evidence quote and confidence. The text of each page read is kept, once per URL (`read_pages`), so the
+  uncited sentences are asked against it (`own_sources`) with no second fetch.
 - A quoted document citation is checked by `check` against `source` (document 0): the quote located
   (`status`, `diff` when misquoted), then judged. Its verdict reads as a label: verified -> supported,
   contradicted -> contradicted, unsupported -> not_found, fabricated -> not_found / fabricated_quote
@@ -52,31 +53,44 @@ class Checked:
 
 
 def check_markers(read: Read, ctx: RunContext, gate: Gate, source: Document | None = None,
-                  local: LocalFiles | None = None) -> dict[str, Checked]:
-    """marker id -> Checked, for every marker of `read` (module rules); `local`: the local files read."""
+                  local: LocalFiles | None = None) -> tuple[dict[str, Checked], dict[str, str]]:
+    """(marker id -> Checked, for every marker of `read` (module rules); `local`: the local files read,
+    URL -> the text of each cited page that was read (`read_pages`))."""
     out = {m.id: Checked(None, NO_SOURCE, reason=m.message) for m in read.markers if m.source is None}
-    out.update(_web([m for m in read.markers if isinstance(m.source, Link)], ctx, gate))
+    web, pages = _web([m for m in read.markers if isinstance(m.source, Link)], ctx, gate)
+    out.update(web)
     out.update(_documents([m for m in read.markers if isinstance(m.source, Quote)], ctx, gate, source,
                           local or LocalFiles()))
-    return out
+    return out, pages
 
 
-def _web(markers: list[Marker], ctx: RunContext, gate: Gate) -> dict[str, Checked]:
-    from ..verify import verify_citation
+def read_pages(traces) -> dict[str, str]:
+    """URL -> the text of its page, for every traced page that was read: fetched (or replayed) and not
+    settled by its own rules (404, soft 404, …), with passages to show a judge; the first trace's page."""
+    pages: dict[str, str] = {}
+    for trace in traces:
+        if trace.page is not None and trace.page.label is None and trace.passages:
+            pages.setdefault(trace.url, trace.page.markdown)
+    return pages
+
+
+def _web(markers: list[Marker], ctx: RunContext, gate: Gate) -> tuple[dict[str, Checked], dict[str, str]]:
+    from ..verify import trace_citation
     texts: dict[tuple[str, str], list[str]] = {}
     for m in markers:
         carried = texts.setdefault((m.claim, m.source.url), [])
         carried.extend([m.source.quote] * (bool(m.source.quote) and m.source.quote not in carried))
-    def verified(key: tuple[str, str]) -> dict:
-        return verify_citation(key[0], key[1], ctx, gate, quotes=texts[key])
-    rows = dict(run_pool(verified, list(texts), ctx.settings.batch_concurrency))
+    def traced(key: tuple[str, str]):
+        return trace_citation(key[0], key[1], ctx, gate, quotes=texts[key])
+    traces = dict(run_pool(traced, list(texts), ctx.settings.batch_concurrency))
+    pages = read_pages(traces[key] for key in texts)           # in the order the answer cites them
     out = {}
     for m in markers:
-        row = rows[(m.claim, m.source.url)]
+        row = traces[(m.claim, m.source.url)].row
         out[m.id] = Checked(m.source.url, row["label"], row["reason"], row["confidence"],
                             row["evidence_quote"], m.source.quote, row["status"], row["diff"], row["auto"],
                             row["method"])
-    return out
+    return out, pages
 
 
 def _target(source: Quote, document: Document | None, local: LocalFiles) -> tuple[Document | None, str | None]:

@@ -2,12 +2,15 @@
 
 Rules:
 - JSON: `AnswerReport.to_dict()` as is.
-- CSV: one row per marker, then one per sentence, then one for the answer, columns `CSV_COLUMNS`; `row` says
-  which (marker | sentence | answer), lists are space-separated ids, the answer row's `note` holds the two
-  headline lines. Cells as batch writes them (`batch.report_csv.cell`: redacted, formula-neutralised), the
-  file replaced atomically.
-- Text: the headline lines, then one line per sentence (its number, kind, label and which markers support
-  it) and one per problem.
+- CSV: one row per marker, then one per sentence, then one per question an uncited sentence was asked of
+  one of the answer's own sources (`asked`: `markers` the markers citing that source elsewhere), then one
+  for the answer, columns `CSV_COLUMNS`; `row` says which (marker | sentence | asked | answer), lists are
+  space-separated ids or URLs, the answer row's `note` holds the two headline lines and the uncited budget
+  line. Cells as batch writes them (`batch.report_csv.cell`: redacted, formula-neutralised), the file
+  replaced atomically.
+- Text: the headline lines, the uncited budget line ("uncited: asked N of M uncited sentences against K
+  sources (C calls, budget B)"), then one line per sentence (its number, kind, label and which markers
+  support it, or for an uncited one what the answer's sources said) and one per problem.
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ from ..files import replace_file
 from .rows import AnswerReport
 
 CSV_COLUMNS = ("row", "id", "sentence", "text", "source", "label", "reason", "confidence", "evidence_quote",
-               "quote", "status", "diff", "auto", "method", "markers", "supported_by", "where", "note")
+               "quote", "status", "diff", "auto", "method", "markers", "supported_by", "found_in", "where",
+               "note")
 
 
 def csv_rows(report: AnswerReport) -> list[dict]:
@@ -31,9 +35,19 @@ def csv_rows(report: AnswerReport) -> list[dict]:
             for m in data["markers"]]
     rows += [{**blank, **{k: v for k, v in s.items() if k in blank}, "row": "sentence",
               "id": f"s{s['sentence']}", "markers": " ".join(s["markers"]),
-              "supported_by": " ".join(s["supported_by"])} for s in data["sentences"]]
-    rows.append({**blank, "row": "answer", "id": report.answer, "note": "; ".join(report.lines())})
+              "supported_by": " ".join(s["supported_by"]), "found_in": " ".join(s["found_in"])}
+             for s in data["sentences"]]
+    texts = {s.sentence: s.text for s in report.sentences}
+    rows += [{**blank, **{k: v for k, v in a.items() if k in blank}, "row": "asked",
+              "id": f"s{a['sentence']}", "text": texts[a["sentence"]], "markers": " ".join(a["cited_by"])}
+             for a in data["uncited_checks"]["rows"]]
+    rows.append({**blank, "row": "answer", "id": report.answer, "note": "; ".join(headline(report))})
     return rows
+
+
+def headline(report: AnswerReport) -> list[str]:
+    """The two headline lines and the uncited budget line."""
+    return [*report.lines(), f"uncited: {report.own.line()}"]
 
 
 def write_csv(report: AnswerReport, path: str | Path) -> None:
@@ -47,7 +61,7 @@ def write_csv(report: AnswerReport, path: str | Path) -> None:
 
 def text(report: AnswerReport) -> str:
     """The printed report (module rules)."""
-    lines = list(report.lines())
+    lines = headline(report)
     for s in report.sentences:
         label = f" {s.label}" if s.label else ""
         lines.append(f"sentence {s.sentence} [{s.kind}{label}] {s.note or ''}".rstrip())

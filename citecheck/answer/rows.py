@@ -14,20 +14,23 @@ Rules:
   supported by at least one of their sources / sentences that needed a citation (uncited ones, and cited
   ones with at least one marker checked).
   Either is null when its denominator is 0; printed like batch's lines: `citation_precision=0.4286 (3/7)`.
+- An uncited sentence's `found_in` lists the answer's own sources that support it (it did not cite them),
+  and its `note` what they said (`own_sources`); `own` holds every question and the budget line.
 - Problems: one line each, in this order: the answer's reading problems (with their positions; a
   dangling marker is said once, as its marker's line), every marker whose source does not support its
   sentence or whose quote is misquoted (with the diff), every cited sentence none of whose sources
-  supports it, every uncited claim.
+  supports it, every uncited claim (with what the answer's sources said of it).
 """
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from ..verdict.aggregate import overall
 from ..vocabulary import (CITED, LABELS, MARKER_LABELS, MISQUOTED, NO_CLAIM, NO_SOURCE, SENTENCE_KINDS,
                           SUPPORTED, UNCHECKED, UNCITED)
 from .checks import Checked
+from .own_sources import OwnSources
 from .read import DANGLING, Read
 from .uncited import asserts_fact
 
@@ -59,6 +62,10 @@ class SentenceRow:
     supported_by: list[str]
     label: str | None
     note: str | None
+    found_in: list[str] = field(default_factory=list)    # uncited: the answer's sources that support it
+
+
+UNCITED_NOTE = "asserts a checkable fact and cites nothing"
 
 
 def ratio_line(name: str, hits: int, total: int) -> str:
@@ -75,6 +82,7 @@ class AnswerReport:
     markers: list[MarkerRow]
     sentences: list[SentenceRow]
     reading: list[str] = field(default_factory=list)      # the answer's reading problems, by position
+    own: OwnSources = field(default_factory=OwnSources)   # the uncited sentences asked of its own sources
 
     def counts(self) -> dict:
         labels = Counter(m.label for m in self.markers)
@@ -111,8 +119,15 @@ class AnswerReport:
             if s.kind == CITED and not s.supported_by:
                 out.append(f"sentence {s.sentence}: none of its sources supports it: {s.text}")
             elif s.kind == UNCITED:
-                out.append(f"sentence {s.sentence}: an uncited claim: {s.text}")
+                out.append(f"sentence {s.sentence}: an uncited claim ({self.own.note(s.sentence)}): {s.text}")
         return out
+
+    def with_own(self, own: OwnSources) -> "AnswerReport":
+        """This report with what the answer's own sources said of its uncited sentences."""
+        sentences = [replace(s, found_in=own.found_in(s.sentence),
+                             note=f"{UNCITED_NOTE}; {own.note(s.sentence)}") if s.kind == UNCITED else s
+                     for s in self.sentences]
+        return replace(self, sentences=sentences, own=own)
 
     def to_dict(self) -> dict:
         (hits, checked), (supported, needing) = self.precision(), self.recall()
@@ -124,6 +139,7 @@ class AnswerReport:
         return {"answer": self.answer, "format": self.format, "summary": summary,
                 "markers": [asdict(m) for m in self.markers],
                 "sentences": [asdict(s) for s in self.sentences],
+                "uncited_checks": self.own.to_dict(),
                 "problems": self.problems()}
 
 
@@ -158,7 +174,7 @@ def build(name: str, read: Read, checked: dict[str, Checked]) -> AnswerReport:
                                          overall(labels) if labels else None, _note(cited)))
         else:
             kind = UNCITED if asserts_fact(text) else NO_CLAIM
-            note = "asserts a checkable fact and cites nothing" if kind == UNCITED else None
+            note = UNCITED_NOTE if kind == UNCITED else None
             sentences.append(SentenceRow(index + 1, text, kind, [], [], None, note))
     reading = [str(p) for p in read.problems if p.kind != DANGLING]       # a dangling marker is a row
     return AnswerReport(name, read.format, markers, sentences, reading)

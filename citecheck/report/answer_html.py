@@ -3,7 +3,8 @@
 Rules:
 - One file, nothing fetched: the summary (citation precision and recall, sentences per kind, markers per
   label), every sentence with the markers that cite it and which of them support it, every marker with its
-  source's label, evidence and the text it carries (with the diff when misquoted), and the problems.
+  source's label, evidence and the text it carries (with the diff when misquoted), every question an uncited
+  sentence was asked of the answer's own sources under its budget line, and the problems.
 - Escaped and styled as `report_html` is (`render_html`: autoescape, no script, the file's own CSP); every
   text passes `config.redact` first. It reads the report's JSON (`AnswerReport.to_dict()`), nothing else.
 - Written to a temp file and renamed, so a kill never leaves half a report.
