@@ -73,7 +73,10 @@ def session_context() -> "RunContext":
             settings = Settings.from_env(defaults_in=_SESSION.get("root", Path(".")))
         except ValueError as exc:
             pytest.fail(f"citecheck: {exc}", pytrace=False)
-        changes: dict[str, Any] = {"offline": True} if _SESSION.get("offline") or in_ci() else {}
+        why = ("--citecheck-offline" if _SESSION.get("offline") else "CI is set" if in_ci()
+               else "CITECHECK_OFFLINE=1" if settings.offline else None)
+        changes: dict[str, Any] = {"offline": True} if why else {}
+        _SESSION["offline_because"] = why
         if _SESSION.get("cache"):
             changes["cache_path"] = Path(_SESSION["cache"])
         _SESSION["ctx"] = RunContext.build(settings.replace(**changes))
@@ -172,9 +175,13 @@ def _claims_of(request: Any, markers: list) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _unmade_message(name: str, failed: list, markers: list) -> str:
+def _unmade_message(name: str, failed: list, markers: list, offline: bool) -> str:
     from .config import printable, redact
     lines = [f"citecheck: {name}: {len(failed)} check(s) could not be made, so nothing was asserted:"]
+    if offline:
+        because = _SESSION.get("offline_because")
+        lines.append(f"(offline replay{f': {because}' if because else ''}; record a call live once, with a "
+                     "judge configured, and commit the cache export)")
     for function, model, request, exc in failed:
         lines.append(f"- the call: {function}, model {model}" if function else "- the check")
         lines += [f"  the claim: {claim}" for claim in _claims_of(request, markers)]
@@ -221,7 +228,7 @@ def assert_holds(answer: Any, *, source: str | os.PathLike | None = None,
                   for m in result.markers if m.reason == JUDGE_UNAVAILABLE]
     if failed:
         markers = read(body, fmt, [sent] if sent is not None else (), ctx.settings.answer_max_markers).markers
-        pytest.fail(_unmade_message(name, failed, markers), pytrace=False)
+        pytest.fail(_unmade_message(name, failed, markers, ctx.settings.offline), pytrace=False)
     hits = _hits(result, fail_on)
     if hits:
         raise AssertionError(f"citecheck: {name}: {len(hits)} of fail_on ({', '.join(fail_on)}): "
