@@ -90,8 +90,8 @@ def test_an_offline_miss_is_a_failure_naming_the_call_and_the_claim(tmp_path, of
     because = {"variable": "CITECHECK_OFFLINE=1", "ci": "CI is set", "option": "--citecheck-offline"}[offline]
     assert f"(offline replay: {because};" in done.stdout
     assert "- the call: typesafe.system_one, model " in done.stdout
-    assert ("  the claim: Water boils at 37 °C on the Moon. (m1 -> http://127.0.0.1:8731/articles/boiling-point)"
-            in done.stdout)
+    moon = "Water boils at 37 °C on the Moon. (m1 -> http://127.0.0.1:8731/articles/boiling-point)"
+    assert f"  the claim: {moon}" in done.stdout
     assert "is not in json_cache.json" in done.stdout
 
 
