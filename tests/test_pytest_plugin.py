@@ -179,3 +179,14 @@ def test_bad_input_is_one_line(replay, tmp_path):
         citecheck.assert_holds(tmp_path / "missing.json", ctx=replay)
     with pytest.raises(TypeError, match="answer: a path, the answer's text or a provider's JSON response"):
         citecheck.assert_holds(42, ctx=replay)
+
+
+def test_documents_names_the_folder_of_the_local_files_an_answer_cites(replay, tmp_path):
+    """Without `documents`, the local file the answer names is never read (its marker unchecked); with it, the
+    file is checked, and offline the judge call it needs (never recorded) fails the test naming the claim."""
+    (tmp_path / "coffee.md").write_text("# Coffee\n\nKeep roasted beans in an airtight jar.\n", encoding="utf-8")
+    answer = "Roasted beans keep best in an airtight jar [1].\n\n[1] coffee.md\n"
+    with pytest.raises(AssertionError, match=r": m1 unchecked\n"):
+        citecheck.assert_holds(answer, fail_on=("unchecked",), ctx=replay)
+    with pytest.raises(pytest.fail.Exception, match=r"the claim: Roasted beans keep best in an airtight jar\. \(m1\)\n"):
+        citecheck.assert_holds(answer, documents=tmp_path, fail_on=("unchecked",), ctx=replay)
