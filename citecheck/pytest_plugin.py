@@ -96,21 +96,25 @@ def citecheck_cache(citecheck_ctx):
 
 
 class _Calls:
-    """The run's cache, each call that could not be made noted: (function, model, request, error)."""
+    """The run's cache, each call that could not be made noted: (function, model, request, error). Every
+    method is watched (`call` and whatever it calls through), the first three arguments naming the call."""
 
     def __init__(self, cache):
         self._cache = cache
-        self.failed: list[tuple[str, str, Any, Exception]] = []
+        self.failed: list[tuple[Any, Any, Any, Exception]] = []
 
     def __getattr__(self, name: str):
-        return getattr(self._cache, name)
+        found = getattr(self._cache, name)
+        if not callable(found):
+            return found
 
-    def call(self, function: str, model: str, request: Any, compute, **options) -> Any:
-        try:
-            return self._cache.call(function, model, request, compute, **options)
-        except _unmade() as exc:
-            self.failed.append((function, model, request, exc))
-            raise
+        def noted(*args, **options):
+            try:
+                return found(*args, **options)
+            except _unmade() as exc:
+                self.failed.append((*(list(args) + [None] * 3)[:3], exc))
+                raise
+        return noted
 
 
 def _unmade() -> tuple[type[Exception], ...]:
