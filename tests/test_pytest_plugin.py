@@ -83,8 +83,11 @@ def test_an_offline_miss_is_a_failure_naming_the_call_and_the_claim(tmp_path, of
     test.write_text(f"import citecheck\n\ndef test_moon():\n    citecheck.assert_holds(answer={MOON!r})\n",
                     encoding="utf-8")
     live = {"CITECHECK_OFFLINE": None, "CITECHECK_CACHE_STORE": None}
-    env = {"variable": child_env(), "ci": child_env(**live, CI="true"), "option": child_env(**live)}[offline]
-    done = run_pytest(str(test), *(["--citecheck-offline"] if offline == "option" else []), env=env)
+    elsewhere = str(tmp_path / "json_cache.json")       # the option names the cache (else its page misses)
+    env = {"variable": child_env(), "ci": child_env(**live, CI="true"),
+           "option": child_env(**live, CITECHECK_CACHE=elsewhere)}[offline]
+    options = ["--citecheck-offline", "--citecheck-cache", str(ROOT / "json_cache.json")]
+    done = run_pytest(str(test), *(options if offline == "option" else []), env=env)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
     assert summary(done).startswith("1 failed in") and "Traceback" not in done.stdout
     because = {"variable": "CITECHECK_OFFLINE=1", "ci": "CI is set", "option": "--citecheck-offline"}[offline]
@@ -129,7 +132,8 @@ def test_the_installed_entry_point_loads_the_plugin_and_p_names_the_same_plugin(
     (info / "entry_points.txt").write_text(
         "[pytest11]\n" + "".join(f"{name} = {target}\n" for name, target in declared["pytest11"].items()))
     test = tmp_path / "test_ctx.py"
-    test.write_text("def test_ctx(citecheck_ctx):\n    assert citecheck_ctx.settings.offline\n")
+    test.write_text("def test_ctx(citecheck_ctx, citecheck_cache):\n"
+                    "    assert citecheck_ctx.settings.offline and citecheck_cache is citecheck_ctx.cache\n")
     env = {**child_env(PYTEST_DISABLE_PLUGIN_AUTOLOAD=None), "PYTHONPATH": f"{ROOT}{os.pathsep}{info.parent}"}
     for plugin in (False, True):
         done = run_pytest(str(test), env=env, plugin=plugin)
@@ -145,6 +149,15 @@ def test_import_citecheck_stays_light_and_assert_holds_loads_on_use():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           env=child_env(), timeout=60)
     assert done.stdout.splitlines() == ["[]", "['citecheck.pytest_plugin', 'pytest']"], done.stderr
+
+
+def test_loading_the_plugin_imports_no_stage_of_citecheck():
+    """pytest loads the plugin in every run where the package is installed: it costs the vocabulary only."""
+    code = ("import sys, citecheck.pytest_plugin\n"
+            "print(sorted(m for m in sys.modules if m.startswith('citecheck')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env=child_env(), timeout=60)
+    assert done.stdout.split() == ["['citecheck',", "'citecheck.pytest_plugin',", "'citecheck.vocabulary']"]
 
 
 # ------------------------------------------------------------------ in this process, a context of our own
@@ -184,9 +197,10 @@ def test_bad_input_is_one_line(replay, tmp_path):
 def test_documents_names_the_folder_of_the_local_files_an_answer_cites(replay, tmp_path):
     """Without `documents`, the local file the answer names is never read (its marker unchecked); with it, the
     file is checked, and offline the judge call it needs (never recorded) fails the test naming the claim."""
-    (tmp_path / "coffee.md").write_text("# Coffee\n\nKeep roasted beans in an airtight jar.\n", encoding="utf-8")
+    (tmp_path / "coffee.md").write_text("# Coffee\n\nKeep roasted beans in an airtight jar.\n")
     answer = "Roasted beans keep best in an airtight jar [1].\n\n[1] coffee.md\n"
     with pytest.raises(AssertionError, match=r": m1 unchecked\n"):
         citecheck.assert_holds(answer, fail_on=("unchecked",), ctx=replay)
-    with pytest.raises(pytest.fail.Exception, match=r"the claim: Roasted beans keep best in an airtight jar\. \(m1\)\n"):
+    named = r"the claim: Roasted beans keep best in an airtight jar\. \(m1\)\n"
+    with pytest.raises(pytest.fail.Exception, match=named):
         citecheck.assert_holds(answer, documents=tmp_path, fail_on=("unchecked",), ctx=replay)
