@@ -608,6 +608,12 @@ def redact(text: str) -> str:
     return Secrets.from_env().redact(text)
 
 
+def in_ci(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this process runs in CI: `CI` set true (GitHub Actions, GitLab CI and most runners set it).
+    The pytest plugin then replays the cache offline."""
+    return _Reader(os.environ if environ is None else environ).flag("CI")
+
+
 def use_local_models() -> None:
     """Write LOCAL_MODEL_ENV into this process's environment before a bundled model is loaded."""
     os.environ.update(LOCAL_MODEL_ENV)
