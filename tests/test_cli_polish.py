@@ -293,10 +293,11 @@ def coffee(tmp_path):
 def test_check_and_check_answer_exit_alike_with_the_same_hint_when_no_judge_answered(capsys, coffee):
     """No judge configured, an answer with no reading problem: both exit 1 and end with one hint line of the
     same form, naming every judge variable."""
-    code, _out, err = run(capsys, "check-answer", coffee / "answer.md")
+    code, _out, err = run(capsys, "check-answer", coffee / "answer.md", "--documents", coffee)
     assert code == 1 and len(err) == 1, err
     assert err[0].startswith("citecheck check-answer: judge unavailable for 2 of 2 citations (")
-    code_check, _out, err_check = run(capsys, "check", "--answer", coffee / "answer.md")
+    code_check, _out, err_check = run(capsys, "check", "--answer", coffee / "answer.md",
+                                      "--source", coffee / "coffee.md")
     assert code_check == 1
     assert err_check[-1].startswith("citecheck check: judge unavailable for 2 of 2 citations (")
     labelled = "labelled judge_unavailable: TYPESAFE_API_KEY is not set: " + NO_JUDGE_HINT
