@@ -160,3 +160,12 @@ def test_the_rules_measured_numbers_on_the_report_half():
     both, said, labelled = scores["correction"]
     assert both / said >= 0.90 and both / labelled >= 0.65       # docs/api.md: 0.938 and 0.682
     assert scores["kind"][0] == scores["kind"][1]                 # a settling page gets its own kind
+
+
+def test_the_batch_html_report_shows_the_notice_beside_the_verdict():
+    from citecheck.report.report_html import render
+    row = BatchRow.from_dict({"id": "1", "claim": CLAIM, "url": "https://example.org/a", "label": "supported",
+                              "confidence": 0.97, "auto": True, "overall": "supported",
+                              "notice": "correction: Correction: An earlier version of this article erred."}).to_dict()
+    page = render([row], batch="b", threshold=0.9)
+    assert "notice: correction: Correction: An earlier version of this article erred." in page

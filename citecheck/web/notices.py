@@ -62,7 +62,7 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = (
         _THIS_RU + r"[\w\s«»\"]{0,80}?отозвана", r"редакция\s+(?:журнала\s+)?отзывает\s+(?:статью|публикацию)",
     )),
     (WITHDRAWN, _lines(
-        r"withdrawn" + _SEP, r"withdrawal\s+(?:notice|statement|note)" + _SEP, r"retir[ée]\s*:",
+        r"withdrawn\b" + _SEP, r"withdrawal\s+(?:notice|statement|note)" + _SEP, r"retir[ée]\s*:",
         r"article\s+retir[ée]" + _SEP,
         _THIS_EN + r"\s+(?:has\s+been|was|is)\s+withdrawn", r"(?:the\s+)?authors?\s+(?:have|has)\s+withdrawn\s+"
         r"(?:this|the)", r"this\s+(?:paper|preprint|submission)\s+has\s+been\s+withdrawn",
