@@ -119,13 +119,10 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason(FABRICATED_QUOTE, NOT_FOUND, False,
            "the text the citation carries (Anthropic cited_text, a Perplexity snippet) is neither on the "
            "fetched page nor a near miss of it (matching: missing): no model asked"),
-    Reason(RETRACTED, NOT_FOUND, False,
-           "the page's title, banner or first screen says it is retracted (`web.notices`): never supported"),
-    Reason(WITHDRAWN, NOT_FOUND, False,
-           "the page's title, banner or first screen says it is withdrawn (`web.notices`): never supported"),
-    Reason(EXPRESSION_OF_CONCERN, NOT_FOUND, False,
-           "the page's title, banner or first screen is an expression of concern (`web.notices`): never "
-           "supported"),
+    *(Reason(code, NOT_FOUND, False, f"the page's title, banner or first screen says {says} (`web.notices`): "
+                                       "never supported, never automatic")
+      for code, says in ((RETRACTED, "it is retracted"), (WITHDRAWN, "it is withdrawn"),
+                         (EXPRESSION_OF_CONCERN, "the editors have an expression of concern"))),
     Reason(JUDGE_OUTPUT_INVALID, NOT_FOUND, False, "the judge answered off its contract"),
     Reason(JUDGE_CALL_BUDGET, NOT_FOUND, False,
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
@@ -237,8 +234,8 @@ _CLAIM_ORDER = ("url", "label", "reason", "confidence", "evidence_quote", "final
 
 BatchRow = _extended("BatchRow", "One citation of a batch: its claim, its row, and the claim's overall label.",
                      {"id": "str", "claim": "str"},
-                     (*_CLAIM_ORDER, "auto", "auto_note", "method", "span_start", "span_end", "status", "diff",
-                      "notice"),
+                     (*_CLAIM_ORDER, "auto", "auto_note", "method", "span_start", "span_end", "status",
+                      "diff", "notice"),
                      {"overall": "str"})
 
 FLOWS = ("web", "source")

@@ -48,7 +48,7 @@ def predicted(row: dict) -> str:
 
 
 def scores(sample: list[dict]) -> dict[str, tuple[int, int, int]]:
-    """{question: (both, said, labelled)} for SETTLING and CORRECTION, and kind: (exact, settling, settling)."""
+    """{question: (both, said, labelled)} for settling and correction; kind: (exact, settling, settling)."""
     said = [predicted(row) for row in sample]
     gold = [row["label"] for row in sample]
     out = {}
@@ -69,7 +69,8 @@ def main() -> None:
     data = rows()
     for name in HALVES:
         sample = [row for row in data if half(row) == name]
-        labels = {label: sum(row["label"] == label for row in sample) for label in sorted({r["label"] for r in data})}
+        labels = {label: sum(row["label"] == label for row in sample)
+                  for label in sorted({r["label"] for r in data})}
         print(f"{name}: {len(sample)} pages {labels}")
         for question, (both, said, labelled) in scores(sample).items():
             if question == "kind":

@@ -17,8 +17,8 @@ from citecheck.web import notices
 from citecheck.web.fetch.html_text import readable_markdown
 
 CLAIM = "Water boils at 100 °C at sea level."
-BODY = ("<p>At sea level, pure water boils at 100 °C (212 °F). We measured the boiling point of distilled water "
-        "in open vessels at 14 coastal stations over two years.</p>"
+BODY = ("<p>At sea level, pure water boils at 100 °C (212 °F). We measured the boiling point of distilled "
+        "water in open vessels at 14 coastal stations over two years.</p>"
         "<p>The mean boiling point was 99.97 °C with a standard deviation of 0.04 °C, consistent with the "
         "standard atmosphere at sea level and the accepted value for pure water.</p>")
 ELSEVIER = ("<div class='banner'><p>This article has been retracted: please see Elsevier Policy on Article "
@@ -42,12 +42,13 @@ PAGES = {
     "/plain": ("text/html; charset=utf-8", html()),
     "/retracted": ("text/html; charset=utf-8", html(ELSEVIER)),
     "/retracted-title": ("text/html; charset=utf-8", html(title="RETRACTED: The boiling point of water")),
-    "/concern": ("text/html; charset=utf-8", html("<p>Expression of Concern: readers are alerted that concerns "
-                                                 "have been raised about the data in this article.</p>")),
+    "/concern": ("text/html; charset=utf-8",
+                 html("<p>Expression of Concern: readers are alerted that concerns have been raised "
+                      "about the data in this article.</p>")),
     "/corrected": ("text/html; charset=utf-8", html(CORRECTED)),
     "/retracted.pdf": ("application/pdf", pdf(["RETRACTED ARTICLE", "This article has been retracted."])),
     "/withdrawn.pdf": ("application/pdf", pdf(["WITHDRAWN: The boiling point of water",
-                                               "This article has been withdrawn at the request of the authors."])),
+                                               "This article has been withdrawn at the authors' request."])),
     "/plain.pdf": ("application/pdf", pdf(["The boiling point of water at sea level"])),
 }
 
@@ -68,7 +69,7 @@ def supporting(judge):  # noqa: F811
     return judge
 
 
-def test_the_judge_says_supported_on_the_same_pages_without_a_notice(supporting, judge_server, origin, run):  # noqa: F811
+def test_the_judge_says_supported_on_the_same_pages_without_a_notice(supporting, origin, run):  # noqa: F811
     for path in ("/plain", "/plain.pdf"):
         row = verify_citation(CLAIM, origin.url + path, run.ctx, threshold=0.5)
         assert (row["label"], row["reason"], row["notice"], row["auto"]) == ("supported", None, None, True)
@@ -81,8 +82,8 @@ def test_the_judge_says_supported_on_the_same_pages_without_a_notice(supporting,
     ("/retracted.pdf", "retracted"),
     ("/withdrawn.pdf", "withdrawn"),
 ])
-def test_a_retracted_page_that_supports_the_claim_is_never_supported(supporting, judge_server, origin,  # noqa: F811
-                                                                      run, path, reason):
+def test_a_retracted_page_that_supports_the_claim_is_never_supported(supporting, judge_server,  # noqa: F811
+                                                                      origin, run, path, reason):
     judge_server.requests.clear()
     row = verify_citation(CLAIM, origin.url + path, run.ctx, threshold=0.0)
     assert (row["label"], row["reason"]) == ("not_found", reason)
@@ -96,10 +97,11 @@ def test_a_correction_notice_travels_beside_the_verdict(supporting, origin, run)
     result = public(verify_claim(CLAIM, [origin.url + "/corrected"], run.ctx, threshold=0.5))
     row = result["citations"][0]
     assert (result["overall"], row["label"], row["auto"]) == ("supported", "supported", True)
-    assert row["notice"] == ("correction: Correction: An earlier version of this article misstated the number "
-                             "of stations. It was 14, not 41.")
+    assert row["notice"] == ("correction: Correction: An earlier version of this article misstated the "
+                             "number of stations. It was 14, not 41.")
     assert "notice" in CitationRow.field_names() and CSV_COLUMNS[-2:] == ("notice", "overall")
-    assert BatchRow.from_dict({**row, "id": "1", "claim": CLAIM, "overall": "supported"}).notice == row["notice"]
+    batch_row = BatchRow.from_dict({**row, "id": "1", "claim": CLAIM, "overall": "supported"})
+    assert batch_row.notice == row["notice"]
 
 
 def test_trace_text_reads_the_notice_too(supporting, run):  # noqa: F811
@@ -109,15 +111,15 @@ def test_trace_text_reads_the_notice_too(supporting, run):  # noqa: F811
 
 
 def test_a_banner_the_extractor_drops_is_put_back_first_and_only_then():
-    assert readable_markdown(html(ELSEVIER)).startswith("This article has been retracted: please see Elsevier")
+    assert readable_markdown(html(ELSEVIER)).startswith("This article has been retracted: please see")
     assert readable_markdown(html()).startswith("# The boiling point")     # nothing added to a page with none
-    assert readable_markdown(html(CORRECTED)).startswith("Correction: An earlier version")   # kept by trafilatura
+    assert readable_markdown(html(CORRECTED)).startswith("Correction: An earlier")  # trafilatura keeps it
 
 
 @pytest.mark.parametrize("text", [
-    "Nicotine withdrawal: symptoms and how to manage them\n\nWithdrawal symptoms peak in the first three days.",
+    "Nicotine withdrawal: symptoms and how to manage them\n\nWithdrawal symptoms peak in three days.",
     "City council approves bike lanes\n\nThe council voted 7 to 2.\nCorrections policy | Contact us",
-    "Vaccines do not cause autism\n\nThe 1998 paper that started the scare was retracted by The Lancet in 2010.",
+    "Vaccines do not cause autism\n\nThe 1998 paper behind the scare was retracted by The Lancet in 2010.",
     "Why the number of retracted papers is rising\n\nMore than 10,000 papers were retracted in 2023.",
     "Retractions are good for science\n\nRetractions: a brief history of the practice.",
     "Conditions générales de vente\n\nDroit de rétractation : vous disposez d'un délai de quatorze jours.",
@@ -166,6 +168,6 @@ def test_the_batch_html_report_shows_the_notice_beside_the_verdict():
     from citecheck.report.report_html import render
     row = BatchRow.from_dict({"id": "1", "claim": CLAIM, "url": "https://example.org/a", "label": "supported",
                               "confidence": 0.97, "auto": True, "overall": "supported",
-                              "notice": "correction: Correction: An earlier version of this article erred."}).to_dict()
+                              "notice": "correction: Correction: An earlier version erred."}).to_dict()
     page = render([row], batch="b", threshold=0.9)
-    assert "notice: correction: Correction: An earlier version of this article erred." in page
+    assert "notice: correction: Correction: An earlier version erred." in page

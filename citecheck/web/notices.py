@@ -59,19 +59,23 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = (
         r"this\s+article\s+was\s+retracted\s+on",
         _THIS_FR + r"\s+a\s+été\s+r[ée]tract[ée]", r"la\s+revue\s+r[ée]tracte",
         _THIS_DE + r"\s+wurde\s+(?:von\s+[\w\s]{0,40}?)?(?:zur[üu]ckgezogen|widerrufen)",
-        _THIS_RU + r"[\w\s«»\"]{0,80}?отозвана", r"редакция\s+(?:журнала\s+)?отзывает\s+(?:статью|публикацию)",
+        _THIS_RU + r"[\w\s«»\"]{0,80}?отозвана",
+        r"редакция\s+(?:журнала\s+)?отзывает\s+(?:статью|публикацию)",
     )),
     (WITHDRAWN, _lines(
         r"withdrawn\b" + _SEP, r"withdrawal\s+(?:notice|statement|note)" + _SEP, r"retir[ée]\s*:",
         r"article\s+retir[ée]" + _SEP,
-        _THIS_EN + r"\s+(?:has\s+been|was|is)\s+withdrawn", r"(?:the\s+)?authors?\s+(?:have|has)\s+withdrawn\s+"
-        r"(?:this|the)", r"this\s+(?:paper|preprint|submission)\s+has\s+been\s+withdrawn",
+        _THIS_EN + r"\s+(?:has\s+been|was|is)\s+withdrawn",
+        r"(?:the\s+)?authors?\s+(?:have|has)\s+withdrawn\s+(?:this|the)",
+        r"this\s+(?:paper|preprint|submission)\s+has\s+been\s+withdrawn",
         r"withdrawn\s+by\s+the\s+authors?", _THIS_FR + r"\s+a\s+été\s+retir[ée]",
-        _THIS_DE + r"\s+wurde\s+(?:vom|von\s+den)\s+autor", r"(?:статья|препринт|публикация)\s+снята?\s+с\s+публикации",
+        _THIS_DE + r"\s+wurde\s+(?:vom|von\s+den)\s+autor",
+        r"(?:статья|препринт|публикация)\s+снята?\s+с\s+публикации",
         r"препринт\s+отозван",
     )),
     (EXPRESSION_OF_CONCERN, _lines(
-        r"(?:editorial\s+)?expressions?\s+of\s+concern" + _SEP, r"editor['’]?s['’]?\s+note\s*:\s*readers\s+are\s+alerted",
+        r"(?:editorial\s+)?expressions?\s+of\s+concern" + _SEP,
+        r"editor['’]?s['’]?\s+note\s*:\s*readers\s+are\s+alerted",
         r"readers\s+are\s+alerted\s+that\s+(?:concerns|the\s+(?:conclusions|reliability|data))",
         r"the\s+[\w\s]{0,40}?editors?\s+issue\s+this\s+expression\s+of\s+concern",
         r"(?:avis|expression|d[ée]claration)\s+de\s+pr[ée]occupation" + _SEP,
@@ -84,19 +88,23 @@ _RULES: tuple[tuple[str, re.Pattern], ...] = (
     (CORRECTION, _lines(
         r"(?:author|publisher)?\s*(?:correction|corrigendum|erratum|errata|addendum)(?:\s+(?:to|for|of))?"
         r"\s*[:：]", r"(?:correction|corrigendum|erratum)\s*$", r"correction\s+appended",
-        r"an?\s+(?:earlier|previous|prior|original)\s+version\s+of\s+this\s+(?:article|story|post|piece|report)",
+        r"an?\s+(?:earlier|previous|prior|original)\s+version\s+of\s+this\s+"
+        r"(?:article|story|post|piece|report)",
         _THIS_EN + r"\s+(?:has\s+been|was)\s+(?:corrected|amended|updated\s+to\s+correct)",
-        r"an?\s+(?:correction|erratum|corrigendum)\s+to\s+this\s+(?:article|paper)\s+(?:has\s+been|was)\s+publ",
-        r"editor['’]?s['’]?\s+note\s*:\s*(?:this|an\s+earlier)\s+[\w\s]{0,40}?(?:corrected|earlier\s+version)",
-        r"rectificatif" + _SEP, r"(?:une|la)\s+(?:précédente|première|ancienne)\s+version\s+de\s+cet\s+article",
+        r"an?\s+(?:correction|erratum|corrigendum)\s+to\s+this\s+(?:article|paper)\s+"
+        r"(?:has\s+been|was)\s+publ",
+        r"editor['’]?s['’]?\s+note\s*:\s*(?:this|an\s+earlier)\s+[\w\s]{0,40}?"
+        r"(?:corrected|earlier\s+version)",
+        r"rectificatif" + _SEP,
+        r"(?:une|la)\s+(?:précédente|première|ancienne)\s+version\s+de\s+cet\s+article",
         _THIS_FR + r"\s+a\s+été\s+(?:corrigé|modifié|rectifié)",
         r"(?:korrektur|berichtigung|korrigendum|richtigstellung)" + _SEP,
         r"in\s+einer\s+(?:früheren|ersten|vorherigen)\s+(?:version|fassung)\s+(?:dieses|des)",
         _THIS_DE + r"\s+wurde\s+(?:korrigiert|berichtigt)",
         r"(?:исправление|опровержение|поправка|уточнение)" + _SEP,
         r"(?:исправление|поправка|уточнение)\s+к\s+(?:статье|публикации|материалу)",
-        r"в\s+(?:первоначальной|предыдущей|ранней|первой)\s+версии\s+(?:этой\s+|данной\s+)?(?:статьи|материала|"
-        r"текста|публикации)", r"(?:статья|материал)\s+(?:был[аo]?\s+)?исправлен",
+        r"в\s+(?:первоначальной|предыдущей|ранней|первой)\s+версии\s+(?:этой\s+|данной\s+)?"
+        r"(?:статьи|материала|текста|публикации)", r"(?:статья|материал)\s+(?:был[аo]?\s+)?исправлен",
     )),
 )
 _STRAY_MARKS = re.compile(r"^[ \t>#*_\-|]+|[*_`]+")
@@ -109,7 +117,7 @@ class Notice:
 
     @property
     def settles(self) -> bool:
-        """True for a retraction, a withdrawal or an expression of concern: the citation is never supported."""
+        """A retraction, a withdrawal or an expression of concern: the citation is never supported."""
         return self.kind in SETTLING_NOTICES
 
     def field(self) -> str:

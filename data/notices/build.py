@@ -12,7 +12,8 @@ from pathlib import Path
 
 ARTICLES = [  # (lang, title, opening lines of the article's first screen)
     ("en", "Vitamin D supplementation and fracture risk in older adults: a randomised trial",
-     "Abstract\nBackground: Vitamin D is widely prescribed to prevent fractures. Methods: We randomised 2,256 "
+     "Abstract\nBackground: Vitamin D is widely prescribed to prevent fractures. Methods: We "
+     "randomised 2,256 "
      "community-dwelling adults aged 70 or over to 60,000 IU monthly or placebo for three years."),
     ("en", "Graphene oxide membranes for selective ion sieving",
      "Abstract\nGraphene oxide membranes show a sharp cut-off for hydrated ions larger than 4.5 Å. Here we "
@@ -24,7 +25,8 @@ ARTICLES = [  # (lang, title, opening lines of the article's first screen)
      "Introduction\nPlastic debris is ubiquitous in marine environments. We sampled 1,203 fish of 12 species "
      "and examined their gastrointestinal tracts for particles larger than 100 µm."),
     ("en", "A deep learning model for early detection of sepsis from routine vital signs",
-     "Abstract\nSepsis kills 11 million people a year. We trained a recurrent network on 42,000 intensive care "
+     "Abstract\nSepsis kills 11 million people a year. We trained a recurrent network on "
+     "42,000 intensive care "
      "admissions and evaluated it prospectively in three hospitals."),
     ("en", "Social priming of prosocial behaviour: a field experiment",
      "Abstract\nExposure to words related to money reduced helping behaviour in three field experiments "
@@ -39,7 +41,8 @@ ARTICLES = [  # (lang, title, opening lines of the article's first screen)
      "Abstract\nWe profiled the faecal microbiome of 112 patients with metastatic melanoma before "
      "treatment with anti-PD-1 antibodies."),
     ("en", "Long-term effects of a sugar-sweetened beverage tax on purchases in Mexico",
-     "Abstract\nMexico introduced a one-peso-per-litre tax in 2014. Purchases of taxed beverages fell by 7.6% "
+     "Abstract\nMexico introduced a one-peso-per-litre tax in 2014. Purchases of taxed "
+     "beverages fell by 7.6% "
      "over the first two years."),
     ("fr", "Effets de la pollution atmosphérique sur la fonction respiratoire des enfants à Paris",
      "Résumé\nNous avons suivi 1 430 enfants scolarisés à Paris pendant quatre ans et mesuré leur volume "
@@ -88,7 +91,8 @@ NOTICES = [
      "Retraction of: Scientific Reports, published online 13 January 2021\n\nThe Editors have retracted this "
      "Article. Following publication, concerns were raised about the rationale for the approach presented."),
     ("retracted", "en", "springer", "Retraction: {t}",
-     "The Editors-in-Chief have retracted this article. After publication, the authors requested a retraction "
+     "The Editors-in-Chief have retracted this article. After publication, the authors "
+     "requested a retraction "
      "because they were unable to reproduce some of the results."),
     ("retracted", "en", "wiley", "RETRACTION: {t}",
      "The above article, published online on 2 May 2019 in Wiley Online Library (wileyonlinelibrary.com), "
@@ -132,7 +136,8 @@ NOTICES = [
     ("retracted", "ru", "journal_ru", "Уведомление об отзыве статьи «{t}»",
      "Редакция журнала отзывает статью в связи с нарушением публикационной этики."),
     ("withdrawn", "en", "elsevier", "WITHDRAWN: {t}",
-     "This article has been withdrawn at the request of the author(s) and/or editor. The Publisher apologizes "
+     "This article has been withdrawn at the request of the author(s) and/or editor. The "
+     "Publisher apologizes "
      "for any inconvenience this may cause. The full Elsevier Policy on Article Withdrawal can be found at "
      "https://www.elsevier.com/about/policies/article-withdrawal."),
     ("withdrawn", "en", "arxiv", "{t}",
@@ -165,7 +170,8 @@ NOTICES = [
      "The Editor-in-Chief is issuing an editorial expression of concern to alert readers that concerns have "
      "been raised regarding some of the images in this article."),
     ("expression_of_concern", "fr", "revue", "Avis de préoccupation : {t}",
-     "Les lecteurs sont avertis que des doutes ont été exprimés quant à la fiabilité des données présentées."),
+     "Les lecteurs sont avertis que des doutes ont été exprimés quant à la fiabilité des "
+     "données présentées."),
     ("expression_of_concern", "de", "fachzeitschrift", "{t}",
      "Besorgnisäußerung der Herausgeber: Leser werden darauf hingewiesen, dass Bedenken zu den Abbildungen "
      "dieses Beitrags geäußert wurden."),
@@ -226,8 +232,10 @@ NEGATIVES = [  # (lang, source, title, first_screen): pages with no notice about
      "A controversial paper that helped fuel the hydroxychloroquine craze has been retracted. The notice "
      "cites concerns about ethics approval and the timing of patient enrolment."),
     ("en", "retraction_watch", "Publisher retracts \u201cconceptual penis\u201d hoax article",
-     "File this under \u201cnot a surprise.\u201d After the authors of the paper confessed it was a hoax, the "
-     "publisher has retracted it.\nThe notice is sparse:\n> This article has been retracted by the publisher. "
+     "File this under \u201cnot a surprise.\u201d After the authors of the paper confessed it "
+     "was a hoax, the "
+     "publisher has retracted it.\nThe notice is sparse:\n> This article has been retracted by "
+     "the publisher. "
      "For more information please see the statement on this article."),
     ("en", "news", "Why the number of retracted papers is rising",
      "More than 10,000 research papers were retracted in 2023, a record. Most retractions involved paper "
