@@ -3,6 +3,9 @@
 Rules:
 - The page speaks first. When fetch settles a citation (404, 410, soft 404, homepage redirect, PDF,
   empty page, crawl failure) the judge is not asked and confidence is null: no model answered.
+- Then the page's notice (`web.notices`, its title, banner and first screen): retracted, withdrawn or an
+  expression of concern -> not_found with that reason, no model asked, never automatic; a correction is
+  the row's `notice`, beside the verdict.
 - Then the text the citation carries, if any (`quotes`: Anthropic's cited_text, a Perplexity snippet), is
   looked for on the page's text (its Markdown marks dropped, `page_text`) with the source-document flow's
   rules (`matching.locate`: exact after normalising, else a near miss, else missing). The row's `status` is
@@ -64,7 +67,7 @@ from .vocabulary import (
     CitationRow,
 )
 from .source.document import Document, Section
-from .web import netguard
+from .web import netguard, notices
 from .web.fetch import FetchResult, fetch
 from .web.passages import split_passages
 from .web.retrieval import rank, shortlist
@@ -124,8 +127,21 @@ def carried_match(quotes: Sequence[str], page: FetchResult, max_chars: int) -> m
 
 
 def judge_page(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[str] = ()) -> Trace:
-    """The judged half of the flow for a page fetch did not settle: the carried text matched, passages,
-    retrieval, judge, guard."""
+    """The judged half of the flow for a page fetch did not settle. Its notice first (`web.notices`): a
+    retraction, withdrawal or expression of concern settles it (not_found, that reason, no model asked);
+    a correction travels beside the verdict in `notice`. Then `_judged`."""
+    notice = notices.find(page_text(page.markdown[:2 * notices.FIRST_SCREEN_CHARS]))
+    if notice is not None and notice.settles:
+        row = {**_row(page.url, page, NOT_FOUND, notice.kind), "notice": notice.field()}
+        return Trace(claim, page.url, row, page)
+    trace = _judged(claim, page, ctx, quotes)
+    if notice is not None:
+        trace.row = {**trace.row, "notice": notice.field()}
+    return trace
+
+
+def _judged(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[str] = ()) -> Trace:
+    """The carried text matched, passages, retrieval, judge, guard."""
     url = page.url
     passages = split_passages(page.markdown)
     if not passages:                        # fetch labels empty pages; kept for any other backend

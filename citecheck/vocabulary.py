@@ -81,6 +81,9 @@ CHECK_FAILED = "check_failed"
 WORKER_LOST = "worker_lost"
 WORKER_RESULT_INVALID = "worker_result_invalid"
 FABRICATED_QUOTE = "fabricated_quote"
+RETRACTED = "retracted"
+WITHDRAWN = "withdrawn"
+EXPRESSION_OF_CONCERN = "expression_of_concern"
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,10 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason(FABRICATED_QUOTE, NOT_FOUND, False,
            "the text the citation carries (Anthropic cited_text, a Perplexity snippet) is neither on the "
            "fetched page nor a near miss of it (matching: missing): no model asked"),
+    *(Reason(code, NOT_FOUND, False, f"the page's title, banner or first screen says {says} (`web.notices`): "
+                                       "never supported, never automatic")
+      for code, says in ((RETRACTED, "it is retracted"), (WITHDRAWN, "it is withdrawn"),
+                         (EXPRESSION_OF_CONCERN, "the editors have an expression of concern"))),
     Reason(JUDGE_OUTPUT_INVALID, NOT_FOUND, False, "the judge answered off its contract"),
     Reason(JUDGE_CALL_BUDGET, NOT_FOUND, False,
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
@@ -143,6 +150,14 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
 )}
 HTTP_REASON_PREFIX = "http_"
 """Any other 4xx from the origin is `http_<status>`, unreachable, not transient."""
+
+CORRECTION = "correction"
+NOTICE_KINDS = (RETRACTED, WITHDRAWN, EXPRESSION_OF_CONCERN, CORRECTION)
+"""What a page's notice says of it (`web.notices`); the first three settle a citation (their reason, never
+supported, never automatic), a correction travels beside the verdict in the row's `notice` field."""
+SETTLING_NOTICES = frozenset(NOTICE_KINDS[:3])
+NO_NOTICE = "none"
+"""The label of a page with no notice in data/notices/."""
 
 TRANSIENT = frozenset(code for code, reason in REASONS.items() if reason.transient)
 
@@ -202,6 +217,7 @@ class CitationRow(_Row):
     status: str | None = None     # how the text the citation carries matched the fetched page (STATUSES:
                                   # found, misquoted, missing); null: it carried none, or no page was read
     diff: str | None = None       # the word diff from that text to the page when it is misquoted
+    notice: str | None = None     # "<kind>: <words>": the notice on the page's first screen (NOTICE_KINDS)
 
 
 def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: dict) -> type:
@@ -218,7 +234,8 @@ _CLAIM_ORDER = ("url", "label", "reason", "confidence", "evidence_quote", "final
 
 BatchRow = _extended("BatchRow", "One citation of a batch: its claim, its row, and the claim's overall label.",
                      {"id": "str", "claim": "str"},
-                     (*_CLAIM_ORDER, "auto", "auto_note", "method", "span_start", "span_end", "status", "diff"),
+                     (*_CLAIM_ORDER, "auto", "auto_note", "method", "span_start", "span_end", "status",
+                      "diff", "notice"),
                      {"overall": "str"})
 
 FLOWS = ("web", "source")

@@ -138,7 +138,7 @@ def test_batch_checks_the_carried_texts_and_journals_them(judge, judge_server, u
     assert (again.reused, again.rows[1]["status"], again.rows[1]["label"]) == (1, "found", "supported")
     out = tmp_path / "rows.csv"
     batch.write_csv(again.rows, out)
-    assert out.read_text(encoding="utf-8").splitlines()[0].endswith(",method,span_start,span_end,status,diff,overall")
+    assert out.read_text(encoding="utf-8").splitlines()[0].endswith(",method,span_start,span_end,status,diff,notice,overall")
 
 
 def test_verify_cli_takes_quotes_for_its_urls(judge, judge_server, url, run, monkeypatch, capsys):  # noqa: F811

@@ -40,7 +40,7 @@ def test_rows_csv_and_audit_carry_the_gate_and_a_resume_regates_without_redecidi
         ("hi", True), ("lo", False), ("dead", True), ("lo", False)]
     batch.write_csv(first.rows, tmp_path / "r.csv")
     assert (tmp_path / "r.csv").read_text().splitlines()[0].endswith(
-        ",rid,auto,auto_note,method,span_start,span_end,status,diff,overall")
+        ",rid,auto,auto_note,method,span_start,span_end,status,diff,notice,overall")
     conn = audit.connect(ctx.settings.journal)
     stored = audit.decided(conn, "claims")
     assert json.loads(stored[("c1", "http://x/hi")]["passages"])[0] == "the page for http://x/hi"

@@ -9,7 +9,8 @@ Rules (the gate, `gate`, is the only place auto vs review is decided, for every 
   the row saying why in `auto_note`; the flow says it once on stderr (`Gate.tell`), not once per row.
 - `AUTO_ACCEPT=1` (a threshold of 1 or more) sends everything to a person: no row is automatic, not
   even a confidence of exactly 1.0 or a citation no model was asked about.
-- A misquote is never automatic: the citation misstates the source whatever the judge says.
+- A misquote is never automatic: the citation misstates the source whatever the judge says. Nor is a
+  page a notice settled (retracted, withdrawn, expression of concern: `web.notices`).
 - A citation no model was asked about (confidence null: a fabricated quote, settled by string
   matching; a dead link, a PDF, a homepage redirect, settled by the page) is automatic.
 - Otherwise a verdict is automatic when a threshold is in force and its confidence >= it; else a person
@@ -38,7 +39,7 @@ from ..config import Settings
 from ..matching import Match
 from ..paths import shown
 from ..source.text import MAX_DEPTH, decode, read_file, too_deep
-from ..vocabulary import CONTRADICTED, FABRICATED, MISQUOTED, MISSING, VERDICT_OF
+from ..vocabulary import CONTRADICTED, FABRICATED, MISQUOTED, MISSING, SETTLING_NOTICES, VERDICT_OF
 
 EVERYTHING_TO_A_PERSON = 1.0
 """The AUTO_ACCEPT that sends every citation to a person."""
@@ -191,17 +192,22 @@ def decide(match: Match, answer: dict | None, threshold: "float | Gate") -> dict
             **policy.route(confidence, answer.get("model"), misquoted=match.status == MISQUOTED)}
 
 
+def held(row: dict) -> bool:
+    """A live-web row that is never automatic: its carried text is misquoted, or a notice settled it."""
+    return row.get("status") == MISQUOTED or row.get("reason") in SETTLING_NOTICES
+
+
 def gated(row: dict, threshold: "float | Gate", model: str | None = None) -> dict:
     """A live-web row with its `auto` (and `auto_note`) set by the gate for the model that answered
-    (`model`, else the row's own `model`); a row whose carried text is misquoted is never automatic."""
+    (`model`, else the row's own `model`); a `held` row is never automatic."""
     return {**row, **gate_of(threshold).route(row.get("confidence"), model or row.get("model"),
-                                              misquoted=row.get("status") == MISQUOTED)}
+                                              misquoted=held(row))}
 
 
 def needs_review(row: dict, threshold: "float | Gate | None") -> bool:
     """The gate, read the other way round: True when this row goes to a person (a Gate: at the threshold
     in force for the row's `model`; a number or None: at that threshold)."""
-    misquoted = row.get("status") == MISQUOTED
+    misquoted = held(row)
     if isinstance(threshold, Gate):
         return not threshold.route(row.get("confidence"), row.get("model"), misquoted=misquoted)["auto"]
     return not gate(row.get("confidence"), threshold, misquoted=misquoted)

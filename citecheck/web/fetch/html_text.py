@@ -10,6 +10,9 @@ Rules:
   string that declares an encoding, and the page would look empty.
 - lxml stops at 256 nested elements; when its visible text is thin, a flat pass (the standard library's
   HTMLParser, which keeps no tree) reads the page instead, so 100,000 nested divs still give their text.
+- A notice above the article (a retraction banner, a "RETRACTED:" <title>) that the main-content extractor
+  dropped is put back first, as one line, when the extracted text's first screen holds none
+  (`web.notices`); a page with no notice word in its markup is not read twice.
 - A fetched page is extracted by `extract`: `readable_markdown` in `source.sandbox` (a child process),
   killed past EXTRACT_MAX_SECONDS or over the sandbox's memory cap -> TooComplex (the fetch's row:
   page_too_complex). lxml's parse is not linear in every shape (one element with 100,000 attributes
@@ -18,8 +21,10 @@ Rules:
 from __future__ import annotations
 
 import re
+from html import unescape
 from html.parser import HTMLParser
 
+from .. import notices
 from .pages import THIN_CHARS, non_space
 
 
@@ -31,6 +36,12 @@ _BLOCK_TAGS = frozenset("p div section article header footer nav main aside li u
 _HIDDEN_TAGS = frozenset({"head", "script", "style", "noscript", "template"})
 _RAW_TAGS = _HIDDEN_TAGS - {"head"}
 _XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>", re.IGNORECASE)
+_TITLE = re.compile(r"<title[^>]{0,200}>([^<]{1,500})</title>", re.IGNORECASE)
+_NOTICE_WORD = re.compile(
+    r"retract|withdrawn|expression of concern|correction|erratum|corrigend|rétract|rectificatif|zurückgezogen"
+    r"|widerruf|berichtigung|korrektur|отозван|ретракц|исправлени|опроверж|обеспокоенност", re.IGNORECASE)
+BANNER_SCAN_CHARS = 400_000
+"""How much of the markup is read again for a banner the extractor dropped (module rules)."""
 
 
 def decode(raw: bytes, charset: str | None) -> str:
@@ -120,8 +131,19 @@ def readable_markdown(html: str, url: str | None = None) -> str:
     markdown = trafilatura.extract(html, url=url, output_format="markdown", include_comments=False,
                                    include_tables=True) or ""
     if non_space(markdown) < THIN_CHARS:
-        return visible_text(html)          # what is actually on the page (a <noscript> note is not)
-    return markdown.strip()
+        return with_banner(visible_text(html), html)   # what is on the page (a <noscript> note is not)
+    return with_banner(markdown.strip(), html)
+
+
+def with_banner(text: str, html: str) -> str:
+    """`text` with the page's notice line first when its own first screen has none and the page's <title>
+    or visible first screen has one (module rules)."""
+    if notices.find(text) is not None or not _NOTICE_WORD.search(html):
+        return text
+    head = html[:BANNER_SCAN_CHARS]
+    title = _TITLE.search(head)
+    notice = notices.find(visible_text(head), unescape(title.group(1)) if title else None)
+    return f"{notice.words}\n\n{text}" if notice else text
 
 
 def extract(markup: str, url: str | None, seconds: float) -> str:
