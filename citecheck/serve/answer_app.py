@@ -155,8 +155,10 @@ def attach(app: FastAPI, ctx: RunContext, lanes: Lanes, gate: Gate, error_docs: 
         text, fmt = body.answer, body.format
         try:
             return await lanes.run(lambda: answered(text, fmt), "the answer's check")
-        except Refused as exc:
-            return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=exc.headers)
+        except Refused as exc:         # a 422 in the validation errors' shape, as the schema says
+            detail = [{"loc": ["body", "answer"], "msg": exc.detail, "type": "value_error"}] \
+                if exc.status == 422 else exc.detail
+            return JSONResponse({"detail": detail}, status_code=exc.status, headers=exc.headers)
 
     if not enabled(ctx.settings):
         async def off():
