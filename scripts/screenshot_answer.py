@@ -26,9 +26,8 @@ from citecheck.config import Secrets, Settings  # noqa: E402
 from citecheck.context import RunContext  # noqa: E402
 from citecheck.serve.api import create_app  # noqa: E402
 from citecheck.web import fixture_site  # noqa: E402
+from screenshot_review import FLAGS  # noqa: E402 - this folder is on the path of a script run from it
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"]
 ANSWER = ROOT / "data" / "answers" / "anthropic_report.json"
 
 
@@ -52,15 +51,12 @@ def serve(token: str) -> tuple[str, object, object]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs"), help="folder for the PNGs (default docs/)")
-    args = parser.parse_args()
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        print("screenshot_answer: Chromium is not installed (apt-get install -y chromium)", file=sys.stderr)
-        return 1
+    out, chromium = Path(parser.parse_args().out), shutil.which("chromium")
+    if not chromium:
+        sys.exit("screenshot_answer: Chromium is not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
     token = secrets.token_urlsafe(24)
     base, server, site = serve(token)
-    out = Path(args.out)
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=FLAGS)

@@ -5,12 +5,9 @@ that takes it to its sentence. The answer's URLs are the fixture site's, the jud
 Skipped only when Chromium is not installed (`.ci/run` installs it with apt-get)."""
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
 from test_answer_report import markdown_answer, scripted_judge  # noqa: F401 - the scripted judge stand-in
-from test_review_browser import CHROMIUM, FLAGS, free_port
+from test_review_browser import CHROMIUM, FLAGS, serving
 from test_verify import judge, judge_server, url  # noqa: F401 - the fixture site and judge stand-in
 
 from citecheck.config import Secrets
@@ -24,19 +21,8 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not instal
 
 @pytest.fixture
 def server(scripted_judge, run):  # noqa: F811
-    import uvicorn
-    app = create_app(run.ctx.replace(secrets=Secrets({"REVIEW_TOKEN": TOKEN}), audit_db=None))
-    port = free_port()
-    running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not running.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert running.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    running.should_exit = True
-    thread.join(10)
+    with serving(create_app(run.ctx.replace(secrets=Secrets({"REVIEW_TOKEN": TOKEN}), audit_db=None))) as base:
+        yield base
 
 
 def test_a_person_logs_in_pastes_an_answer_and_follows_a_problem_to_its_sentence(server, url):  # noqa: F811

@@ -257,10 +257,10 @@ def _page(app: FastAPI, keys: Keys, lanes: Lanes, answered: Callable[[str, str],
         user, _, refusal = await writing(request)
         if refusal is not None:
             return refusal
-        if user.session is not None:
-            keys.revoke(user.session)
         response = RedirectResponse(PAGE, status_code=303)
         response.delete_cookie(COOKIE, path="/")
+        if user.session is not None:             # a Bearer script has no session to end
+            keys.revoke(user.session)
         return response
 
     @app.post(FORM, include_in_schema=False)
