@@ -3,7 +3,9 @@ gives it (through the fixture site and a judge stand-in), every limit refused wi
 read over HTTP, and the page's token, cookie and CSRF rules."""
 import json
 import re
+import sqlite3
 import threading
+import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -104,12 +106,16 @@ def test_a_report_over_its_cap_a_blank_answer_and_an_unknown_field_are_422(make_
 
 def test_the_check_runs_in_the_lanes_busy_is_429_and_slow_is_504(make_ctx):
     hold = threading.Event()
-    app = app_of(make_ctx, StubCheck(gate=hold), limits=Limits(concurrency=1, queue_timeout=0.2, deadline=1))
-    client = TestClient(app)
+    check = StubCheck(gate=hold)
+    client = TestClient(app_of(make_ctx, check, limits=Limits(concurrency=1, queue_timeout=0.2, deadline=1)))
     first = {}
     worker = threading.Thread(target=lambda: first.update(r=client.post("/check-answer", json={"answer": "Hi."})))
     worker.start()
     try:
+        for _ in range(200):                                   # the first check holds the one slot
+            if check.calls:
+                break
+            time.sleep(0.01)
         busy = client.post("/check-answer", json={"answer": "Hi again."})
         assert busy.status_code == 429 and busy.headers["Retry-After"] == "1"
         assert "API_CONCURRENCY" in busy.json()["detail"]
@@ -124,14 +130,17 @@ def test_the_check_runs_in_the_lanes_busy_is_429_and_slow_is_504(make_ctx):
 
 def test_verify_matches_a_carried_quote_per_url_before_any_judge(judge, judge_server, url, run):  # noqa: F811
     page = url(PAGE)
-    client = TestClient(create_app(run.ctx))
-    invented = client.post("/verify", json={"claim": CLAIM, "urls": [page], "quotes": {page: [INVENTED]}})
-    assert invented.status_code == 200
-    (row,) = invented.json()["citations"]
-    assert (row["label"], row["reason"], row["status"]) == ("not_found", "fabricated_quote", "missing")
-    assert judge_server.requests == []                                 # no model asked
-    found = client.post("/verify", json={"claim": CLAIM, "urls": [page], "quotes": [ON_PAGE]})   # for every URL
-    assert found.json()["citations"][0]["status"] == "found" and len(judge_server.requests) == 1
+    with TestClient(create_app(run.ctx)) as client:                    # closing it drains the audit writer
+        invented = client.post("/verify", json={"claim": CLAIM, "urls": [page], "quotes": {page: [INVENTED]}})
+        assert invented.status_code == 200
+        (row,) = invented.json()["citations"]
+        assert (row["label"], row["reason"], row["status"]) == ("not_found", "fabricated_quote", "missing")
+        assert judge_server.requests == []                             # no model asked
+        found = client.post("/verify", json={"claim": CLAIM, "urls": [page], "quotes": [ON_PAGE]})  # every URL's
+        assert found.json()["citations"][0]["status"] == "found" and len(judge_server.requests) == 1
+    with sqlite3.connect(run.ctx.settings.audit_db) as conn:          # audited with the text each carried
+        assert conn.execute("SELECT quote, status FROM citations WHERE batch = 'api'").fetchall() == [
+            (ON_PAGE, "found")]
 
 
 def test_verify_passes_quotes_per_url_or_per_claim_and_refuses_a_url_it_does_not_list(make_ctx):
