@@ -1,6 +1,7 @@
-"""A real browser on the answer page at /: Chromium (Debian's package, driven by Playwright) with JavaScript off
-logs in, pastes an answer, submits it and reads the report: the checked sentences marked, each problem a link
-that takes it to its sentence. The answer's URLs are the fixture site's, the judge a stand-in on 127.0.0.1.
+"""A real browser on the answer page at /: Chromium (Debian's package, driven by Playwright) with JavaScript
+off logs in, pastes an answer, submits it and reads the report: the checked sentences marked, each problem a
+link that takes it to its sentence. The answer's URLs are the fixture site's, the judge a stand-in on
+127.0.0.1.
 
 Skipped only when Chromium is not installed (`.ci/run` installs it with apt-get)."""
 from __future__ import annotations
@@ -15,13 +16,14 @@ from citecheck.serve.api import create_app
 
 TOKEN = "answer-Tq7vR2mK9pX4wZ6s-FAKE"
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install -y chromium; "
-                                                         ".ci/run installs it)")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed "
+                                                         "(apt-get install -y chromium; .ci/run installs it)")
 
 
 @pytest.fixture
 def server(scripted_judge, run):  # noqa: F811
-    with serving(create_app(run.ctx.replace(secrets=Secrets({"REVIEW_TOKEN": TOKEN}), audit_db=None))) as base:
+    ctx = run.ctx.replace(secrets=Secrets({"REVIEW_TOKEN": TOKEN}), audit_db=None)
+    with serving(create_app(ctx)) as base:
         yield base
 
 
@@ -30,7 +32,8 @@ def test_a_person_logs_in_pastes_an_answer_and_follows_a_problem_to_its_sentence
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         try:
-            page = browser.new_context(java_script_enabled=False, viewport={"width": 1000, "height": 300}).new_page()
+            page = browser.new_context(java_script_enabled=False,
+                                       viewport={"width": 1000, "height": 300}).new_page()
             page.goto(server + "/")
             assert page.title().startswith("Check an answer")
             page.fill("#token", TOKEN)
@@ -44,9 +47,10 @@ def test_a_person_logs_in_pastes_an_answer_and_follows_a_problem_to_its_sentence
                 page.click("button:has-text('Check the answer')")
             assert page.url == server + "/check-answer/page" and page.title().startswith("Answer report")
             numbers = page.inner_text("#numbers")
-            assert "citation_precision\n0.4000 (2/5)" in numbers and "citation_recall\n0.4000 (2/5)" in numbers
+            assert "citation_precision\n0.4000 (2/5)" in numbers
+            assert "citation_recall\n0.4000 (2/5)" in numbers
             marks = page.locator("#sentences mark").all_inner_texts()
-            assert len(marks) == 5 and marks[2].startswith("A tablespoon of salt")   # cited and uncited claims
+            assert len(marks) == 5 and marks[2].startswith("A tablespoon of salt")  # the claims
             assert page.inner_text("#s1").startswith("Hello!") and page.locator("#s1 mark").count() == 0
             assert page.inner_text("#s4 .label") == "contradicted"
             link = page.locator("#problems a", has_text="sentence 4: none of its sources supports it")
@@ -55,10 +59,10 @@ def test_a_person_logs_in_pastes_an_answer_and_follows_a_problem_to_its_sentence
             assert not in_view(page, "#s4")
             link.click()
             assert page.url.endswith("/check-answer/page#s4") and in_view(page, "#s4")
-            page.locator("#s4 a", has_text="[m4]").click()                          # the sentence's marker row
+            page.locator("#s4 a", has_text="[m4]").click()                # the sentence's marker's row
             assert page.url.endswith("#m4") and in_view(page, "#m4") and not in_view(page, "#s4")
             assert "contradicted" in page.inner_text("#m4")
-            assert page.input_value("#answer") == markdown_answer(url)              # kept, to edit and resubmit
+            assert page.input_value("#answer") == markdown_answer(url)    # kept, to edit and resubmit
         finally:
             browser.close()
 

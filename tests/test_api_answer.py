@@ -44,25 +44,28 @@ def app_of(make_ctx, check=None, token=None, limits=None, **settings):
                       lambda claim, urls: {}, check_answer=check, limits=limits)
 
 
-def test_the_report_is_check_answer_json_through_the_fixture_site(scripted_judge, judge_server, url, run):  # noqa: F811
+def test_the_report_is_check_answer_json_through_the_fixture_site(scripted_judge, judge_server,  # noqa: F811
+                                                                   url, run):
     text = markdown_answer(url)
     response = TestClient(create_app(run.ctx)).post("/check-answer", json={"answer": text, "format": "auto"})
     assert response.status_code == 200
     report = response.json()
-    assert report == json.loads(json.dumps(answer.report(text, run.ctx).to_dict()))   # the CLI's JSON (replayed)
+    assert report == json.loads(json.dumps(answer.report(text, run.ctx).to_dict()))   # the CLI's (replayed)
     assert report["summary"]["precision_of"] == [2, 5] and report["summary"]["recall_of"] == [2, 5]
     assert [(m["id"], m["label"]) for m in report["markers"]] == [
-        ("m1", "supported"), ("m2", "unreachable"), ("m3", "supported"), ("m4", "contradicted"), ("m5", "no_source")]
-    assert len(judge_server.requests) == 2                                          # the second report replayed
+        ("m1", "supported"), ("m2", "unreachable"), ("m3", "supported"), ("m4", "contradicted"),
+        ("m5", "no_source")]
+    assert len(judge_server.requests) == 2                                   # the second report replayed
 
 
 def test_local_files_are_never_read_over_http_and_the_marker_says_so(make_ctx, tmp_path, monkeypatch):
-    (tmp_path / "coffee.md").write_text("## Brewing\n\nWater boils at 100 °C at sea level.\n", encoding="utf-8")
+    (tmp_path / "coffee.md").write_text("## Brewing\n\nWater boils at 100 °C at sea level.\n")
     monkeypatch.chdir(tmp_path)                                  # the file is right there: still not read
     response = TestClient(app_of(make_ctx)).post("/check-answer", json={"answer": LOCAL})
     assert response.status_code == 200
     (marker,) = response.json()["markers"]
-    assert (marker["label"], marker["reason"], marker["evidence_quote"]) == ("unchecked", "document_not_named", None)
+    assert (marker["label"], marker["reason"], marker["evidence_quote"]) == (
+        "unchecked", "document_not_named", None)
     assert any(answer_app.LOCAL_FILES in p for p in response.json()["problems"])
     assert not any("--documents ." in p for p in response.json()["problems"])
 
@@ -79,7 +82,8 @@ def test_an_answer_over_a_limit_or_unreadable_is_refused_with_the_limit_named(ma
     check = StubCheck()
     app = app_of(make_ctx, check, answer_max_bytes=160, answer_max_markers=2)
     response = TestClient(app).post("/check-answer", json=body)
-    assert response.status_code == status and named in json.dumps(response.json()["detail"], ensure_ascii=False)
+    detail = json.dumps(response.json()["detail"], ensure_ascii=False)
+    assert response.status_code == status and named in detail
     assert check.calls == []                                       # refused before any citation is checked
 
 
@@ -109,7 +113,8 @@ def test_the_check_runs_in_the_lanes_busy_is_429_and_slow_is_504(make_ctx):
     check = StubCheck(gate=hold)
     client = TestClient(app_of(make_ctx, check, limits=Limits(concurrency=1, queue_timeout=0.2, deadline=1)))
     first = {}
-    worker = threading.Thread(target=lambda: first.update(r=client.post("/check-answer", json={"answer": "Hi."})))
+    worker = threading.Thread(target=lambda: first.update(r=client.post("/check-answer",
+                                                                        json={"answer": "Hi."})))
     worker.start()
     try:
         for _ in range(200):                                   # the first check holds the one slot
@@ -136,7 +141,7 @@ def test_verify_matches_a_carried_quote_per_url_before_any_judge(judge, judge_se
         (row,) = invented.json()["citations"]
         assert (row["label"], row["reason"], row["status"]) == ("not_found", "fabricated_quote", "missing")
         assert judge_server.requests == []                             # no model asked
-        found = client.post("/verify", json={"claim": CLAIM, "urls": [page], "quotes": [ON_PAGE]})  # every URL's
+        found = client.post("/verify", json={"claim": CLAIM, "urls": [page], "quotes": [ON_PAGE]})  # all URLs
         assert found.json()["citations"][0]["status"] == "found" and len(judge_server.requests) == 1
     with sqlite3.connect(run.ctx.settings.audit_db) as conn:          # audited with the text each carried
         assert conn.execute("SELECT quote, status FROM citations WHERE batch = 'api'").fetchall() == [
@@ -194,7 +199,8 @@ def test_the_page_needs_the_token_then_its_form_token_and_shows_the_report(make_
     crossed = client.post("/check-answer/page", data={"answer": text, "csrf": csrf_of(form.text)},
                           headers={"origin": "https://evil.example"})
     assert crossed.status_code == 403 and check.calls == []
-    shown = client.post("/check-answer/page", data={"answer": text, "format": "auto", "csrf": csrf_of(form.text)})
+    shown = client.post("/check-answer/page",
+                        data={"answer": text, "format": "auto", "csrf": csrf_of(form.text)})
     assert shown.status_code == 200 and check.calls == [(text, "auto")]
     body = shown.text
     assert '<li id="s1" value="1"><mark>Water boils at 100 °C at sea level.</mark>' in body
@@ -210,6 +216,8 @@ def test_a_bearer_script_needs_no_form_token_and_limits_show_on_the_page(make_ct
     ok = client.post("/check-answer/page", data={"answer": "Water boils at 100 °C."}, headers=bearer)
     assert ok.status_code == 200 and "<mark>" in ok.text
     over = client.post("/check-answer/page", data={"answer": "x" * 60}, headers=bearer)
-    assert over.status_code == 413 and "ANSWER_MAX_BYTES" in over.text and "x" * 60 in over.text  # kept to edit
-    wrong = client.post("/check-answer/page", data={"answer": "Hi."}, headers={"authorization": "Bearer nope"})
+    assert over.status_code == 413 and "ANSWER_MAX_BYTES" in over.text
+    assert "x" * 60 in over.text                                           # kept, to edit
+    wrong = client.post("/check-answer/page", data={"answer": "Hi."},
+                        headers={"authorization": "Bearer nope"})
     assert wrong.status_code == 401

@@ -1,5 +1,5 @@
-"""api: property-based requests generated from /openapi.json (/verify, /check-answer) never get a 500 and match
-the schema."""
+"""api: property-based requests generated from /openapi.json (/verify, /check-answer) never get a 500 and
+match the schema."""
 import hashlib
 
 import schemathesis
@@ -44,8 +44,8 @@ def stub_check_answer(text, fmt):
                                  for i, m in enumerate(got.markers)}).to_dict()
 
 
-schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(RunContext.build(), stub_verify, limits=Limits(),
-                                                                    check_answer=stub_check_answer))
+APP = create_app(RunContext.build(), stub_verify, limits=Limits(), check_answer=stub_check_answer)
+schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 schema.config.generation.update(modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE], max_examples=50)
 # A schema-violating body must be refused: 422 when parsed, 413 when too big to parse, 400 for a bad length.
 schema.config.checks.negative_data_rejection.expected_statuses = ["400", "413", "422"]

@@ -51,7 +51,8 @@ BODY_FACTOR = 3
 API_MAX_BODY_BYTES."""
 COOKIE = "citecheck_answer"
 PAGE, FORM = "/", "/check-answer/page"
-LOCAL_FILES = "local files are never read over HTTP: check this answer with `citecheck check-answer --documents DIR`"
+LOCAL_FILES = ("local files are never read over HTTP: check this answer with "
+               "`citecheck check-answer --documents DIR`")
 _SENTENCE = re.compile(r"^(?:m\d+ \(sentence (\d+)\)|sentence (\d+):)")
 
 
@@ -97,7 +98,8 @@ def _checking(ctx: RunContext, gate: Gate) -> Callable[[str, str], dict]:
 
 
 def _within_markers(text: str, fmt: str, cap: int) -> None:
-    """AnswerError when the answer has more citations than `cap` (ANSWER_MAX_MARKERS), counted by its reader."""
+    """AnswerError when the answer has more citations than `cap` (ANSWER_MAX_MARKERS),
+    as its reader counts them."""
     from ..answer.read import DANGLING
     from ..extract import READERS, detect
     if fmt not in READERS:
@@ -127,7 +129,8 @@ def answering(ctx: RunContext, check: Callable[[str, str], dict]) -> Callable[[s
         except AnswerError as exc:
             raise Refused(422, config.redact(str(exc))) from None
         except CacheMiss as exc:
-            raise Refused(503, config.redact(f"offline (CITECHECK_OFFLINE=1) and not in the cache: {exc}")) from None
+            why = f"offline (CITECHECK_OFFLINE=1) and not in the cache: {exc}"
+            raise Refused(503, config.redact(why)) from None
         return {**result, "problems": [p.replace(HOW_TO_NAME, LOCAL_FILES) for p in result["problems"]]}
     return answered
 
@@ -169,7 +172,8 @@ def attach(app: FastAPI, ctx: RunContext, lanes: Lanes, gate: Gate, error_docs: 
     _page(app, Keys(ctx.settings.secrets.require(TOKEN)), lanes, answered, gate.headline())
 
 
-def _page(app: FastAPI, keys: Keys, lanes: Lanes, answered: Callable[[str, str], dict], gate_line: str) -> None:
+def _page(app: FastAPI, keys: Keys, lanes: Lanes, answered: Callable[[str, str], dict],
+          gate_line: str) -> None:
     """The page's routes (module rules)."""
     from ..report.answer_html import _clean as redacted
     throttle = Throttle()
@@ -182,7 +186,8 @@ def _page(app: FastAPI, keys: Keys, lanes: Lanes, answered: Callable[[str, str],
         return keys.reviewer(request.cookies.get(COOKIE))
 
     async def form(request: Request) -> dict[str, str]:
-        if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+        kind = request.headers.get("content-type", "").split(";")[0].strip()
+        if kind != "application/x-www-form-urlencoded":
             return {}
         parsed = parse_qs((await request.body()).decode("utf-8", "replace"), keep_blank_values=True,
                           max_num_fields=8)
@@ -194,11 +199,12 @@ def _page(app: FastAPI, keys: Keys, lanes: Lanes, answered: Callable[[str, str],
         headers = {**HEADERS, "Content-Security-Policy": render_html.content_security_policy()}
         try:
             body = await asyncio.wait_for(asyncio.to_thread(
-                render_html.render, "answer_page.html", reviewer=None, user=user, csrf=csrf, gate_line=gate_line,
-                formats=ANSWER_FORMAT_CHOICES, marked=(CITED, UNCITED), **values), RENDER_SECONDS)
+                render_html.render, "answer_page.html", reviewer=None, user=user, csrf=csrf,
+                gate_line=gate_line, formats=ANSWER_FORMAT_CHOICES, marked=(CITED, UNCITED), **values),
+                RENDER_SECONDS)
         except TimeoutError:
-            status, body = 503, (f"the report took longer than {RENDER_SECONDS:g} s to prepare and was given up "
-                                 "(the server is still answering): try again later")
+            status, body = 503, (f"the report took longer than {RENDER_SECONDS:g} s to prepare and was given "
+                                 "up (the server is still answering): try again later")
             headers["Retry-After"] = str(int(RENDER_SECONDS))
         if status == 401:
             headers["WWW-Authenticate"] = 'Bearer realm="citecheck"'
@@ -224,8 +230,8 @@ def _page(app: FastAPI, keys: Keys, lanes: Lanes, answered: Callable[[str, str],
         if user is None:
             return None, values, await page(401)
         if user.session is not None and not keys.csrf_ok(user.session, values.get("csrf")):
-            return None, values, await page(403, user, message="this form has expired or did not come from this "
-                                                                "page: reload the page and try again")
+            return None, values, await page(403, user, message="this form has expired or did not come from "
+                                                                "this page: reload the page and try again")
         return user, values, None
 
     @app.get(PAGE, include_in_schema=False)
@@ -248,8 +254,8 @@ def _page(app: FastAPI, keys: Keys, lanes: Lanes, answered: Callable[[str, str],
         if not right:
             return await page(401, failed=True)
         response = RedirectResponse(PAGE, status_code=303)
-        response.set_cookie(COOKIE, keys.session("answer page"), max_age=SESSION_HOURS * 3600, path="/", httponly=True,
-                            samesite="strict", secure=request.url.scheme == "https")
+        response.set_cookie(COOKIE, keys.session("answer page"), max_age=SESSION_HOURS * 3600, path="/",
+                            httponly=True, samesite="strict", secure=request.url.scheme == "https")
         return response
 
     @app.post("/logout", include_in_schema=False)

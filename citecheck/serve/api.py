@@ -159,7 +159,8 @@ def carried(quotes, urls: list[str]) -> dict:
     if not quotes:
         return {}
     by_url = quotes if isinstance(quotes, dict) else dict.fromkeys(urls, quotes)
-    return {"quotes": {url: [texts] if isinstance(texts, str) else list(texts) for url, texts in by_url.items()}}
+    return {"quotes": {url: [texts] if isinstance(texts, str) else list(texts)
+                       for url, texts in by_url.items()}}
 
 
 class BodyGuard:

@@ -56,8 +56,9 @@ class Lanes:
         try:
             await asyncio.wait_for(self.slots.acquire(), timeout=limits.queue_timeout)
         except TimeoutError:
-            raise Refused(429, f"busy: {limits.concurrency} requests are running; retry later (API_CONCURRENCY)",
-                          {"Retry-After": str(max(1, math.ceil(limits.queue_timeout)))}) from None
+            wait = str(max(1, math.ceil(limits.queue_timeout)))
+            raise Refused(429, f"busy: {limits.concurrency} requests are running; retry later "
+                               "(API_CONCURRENCY)", {"Retry-After": wait}) from None
         cancel, released = threading.Event(), []
 
         def release(_=None) -> None:
