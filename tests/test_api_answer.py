@@ -221,3 +221,11 @@ def test_a_bearer_script_needs_no_form_token_and_limits_show_on_the_page(make_ct
     wrong = client.post("/check-answer/page", data={"answer": "Hi."},
                         headers={"authorization": "Bearer nope"})
     assert wrong.status_code == 401
+
+
+def test_an_offline_cache_miss_is_503_naming_the_call(make_ctx):
+    client = TestClient(create_app(make_ctx(offline=True, audit_db=None)))
+    text = "Water boils at 100 °C at sea level. [1]\n\n[1]: https://uncached.example/boiling\n"
+    response = client.post("/check-answer", json={"answer": text})
+    assert response.status_code == 503 and "CITECHECK_OFFLINE=1" in response.json()["detail"]
+    assert "fetch.direct" in response.json()["detail"] and "Traceback" not in response.text

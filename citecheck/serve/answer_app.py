@@ -9,7 +9,7 @@ Rules:
   answer itself at most ANSWER_MAX_BYTES as UTF-8 (413); an answer with more citations than
   ANSWER_MAX_MARKERS is refused whole (422: counted by its format's reader before anything is fetched,
   never checked in part); a blank answer, one that is not of its format, a report over
-  ANSWER_MAX_REPORT_BYTES: 422 with the one line saying why. An offline cache miss is 503 naming it.
+  ANSWER_MAX_REPORT_BYTES: 422 with the one line saying why. An offline cache miss is 503 naming the call.
 - Local files are never read over HTTP: no documents folder is given, so a local-file citation is
   `unchecked` / document_not_named and its problem line says so (LOCAL_FILES).
 - The page at `/` is on only when REVIEW_TOKEN is set (else `/`, /login, /logout and /check-answer/page are
