@@ -221,6 +221,9 @@ def test_a_bearer_script_needs_no_form_token_and_limits_show_on_the_page(make_ct
     wrong = client.post("/check-answer/page", data={"answer": "Hi."},
                         headers={"authorization": "Bearer nope"})
     assert wrong.status_code == 401
+    crowded = client.post("/check-answer/page", content="&".join(f"f{i}=x" for i in range(50)), headers={
+        **bearer, "content-type": "application/x-www-form-urlencoded"})
+    assert crowded.status_code == 422 and "paste an answer" in crowded.text
 
 
 def test_an_offline_cache_miss_is_503_naming_the_call(make_ctx):

@@ -189,8 +189,11 @@ def _page(app: FastAPI, keys: Keys, lanes: Lanes, answered: Callable[[str, str],
         kind = request.headers.get("content-type", "").split(";")[0].strip()
         if kind != "application/x-www-form-urlencoded":
             return {}
-        parsed = parse_qs((await request.body()).decode("utf-8", "replace"), keep_blank_values=True,
-                          max_num_fields=8)
+        try:
+            parsed = parse_qs((await request.body()).decode("utf-8", "replace"), keep_blank_values=True,
+                              max_num_fields=8)
+        except ValueError:                       # more fields than the form has: none is read
+            return {}
         return {k: v[0] for k, v in parsed.items()}
 
     async def page(status: int = 200, user: Reviewer | None = None, **values) -> HTMLResponse:
@@ -241,6 +244,10 @@ def _page(app: FastAPI, keys: Keys, lanes: Lanes, answered: Callable[[str, str],
         except LockedOut as exc:
             return await locked(exc)()
         return await page(200 if user else 401, user)
+
+    @app.get("/login", include_in_schema=False)
+    async def login_form():
+        return RedirectResponse(PAGE, status_code=303)
 
     @app.post("/login", include_in_schema=False)
     async def login(request: Request):
