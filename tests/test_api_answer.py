@@ -49,13 +49,13 @@ def test_the_report_is_check_answer_json_through_the_fixture_site(scripted_judge
     text = markdown_answer(url)
     response = TestClient(create_app(run.ctx)).post("/check-answer", json={"answer": text, "format": "auto"})
     assert response.status_code == 200
-    report = response.json()
+    report, asked = response.json(), len(judge_server.requests)
     assert report == json.loads(json.dumps(answer.report(text, run.ctx).to_dict()))   # the CLI's (replayed)
+    assert len(judge_server.requests) == asked                               # nothing asked twice
     assert report["summary"]["precision_of"] == [2, 5] and report["summary"]["recall_of"] == [2, 5]
     assert [(m["id"], m["label"]) for m in report["markers"]] == [
         ("m1", "supported"), ("m2", "unreachable"), ("m3", "supported"), ("m4", "contradicted"),
         ("m5", "no_source")]
-    assert len(judge_server.requests) == 2                                   # the second report replayed
 
 
 def test_local_files_are_never_read_over_http_and_the_marker_says_so(make_ctx, tmp_path, monkeypatch):

@@ -75,6 +75,7 @@ class AnswerRequest(BaseModel):
 
 
 class AnswerReport(BaseModel):
+    model_config = ConfigDict(extra="allow")      # the report's JSON as `answer` writes it, whatever it adds
     answer: str
     format: str
     summary: dict[str, int | float | list[int] | None]
