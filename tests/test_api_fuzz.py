@@ -23,7 +23,7 @@ from citecheck.vocabulary import NO_SOURCE
 LABELS = ("supported", "contradicted", "not_found", "unreachable")
 
 
-def stub_verify(claim, urls):
+def stub_verify(claim, urls, quotes=None):
     """No network: a label per URL derived from its hash, so every label shape is exercised."""
     citations = []
     for url in urls:
