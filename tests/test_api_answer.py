@@ -232,3 +232,23 @@ def test_an_offline_cache_miss_is_503_naming_the_call(make_ctx):
     response = client.post("/check-answer", json={"answer": text})
     assert response.status_code == 503 and "CITECHECK_OFFLINE=1" in response.json()["detail"]
     assert "fetch.direct" in response.json()["detail"] and "Traceback" not in response.text
+
+
+def test_a_page_not_rendered_within_render_seconds_is_503_and_the_server_answers_meanwhile(make_ctx, monkeypatch):
+    from citecheck.report import render_html
+    done = threading.Event()
+
+    def slow(*args, **kwargs):
+        done.wait(5)
+        return ""
+    monkeypatch.setattr(answer_app, "RENDER_SECONDS", 0.3)
+    monkeypatch.setattr(render_html, "render", slow)
+    with TestClient(app_of(make_ctx, StubCheck(), token=TOKEN)) as client:
+        try:
+            started = time.monotonic()
+            page = client.get("/", headers={"authorization": f"Bearer {TOKEN}"})
+            assert page.status_code == 503 and page.headers["Retry-After"] == "1"
+            assert "took longer than 0.3 s" in page.text and time.monotonic() - started < 3
+            assert client.get("/health").status_code == 200 and not done.is_set()     # the render still runs
+        finally:
+            done.set()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 from typing import Callable, Literal
 from urllib.parse import parse_qs
@@ -209,7 +210,7 @@ def _page(app: FastAPI, keys: Keys, lanes: Lanes, answered: Callable[[str, str],
         except TimeoutError:
             status, body = 503, (f"the report took longer than {RENDER_SECONDS:g} s to prepare and was given "
                                  "up (the server is still answering): try again later")
-            headers["Retry-After"] = str(int(RENDER_SECONDS))
+            headers["Retry-After"] = str(math.ceil(RENDER_SECONDS))
         if status == 401:
             headers["WWW-Authenticate"] = 'Bearer realm="citecheck"'
         return HTMLResponse(body, status_code=status, headers=headers)
