@@ -234,7 +234,7 @@ def test_an_offline_cache_miss_is_503_naming_the_call(make_ctx):
     assert "fetch.direct" in response.json()["detail"] and "Traceback" not in response.text
 
 
-def test_a_page_not_rendered_within_render_seconds_is_503_and_the_server_answers_meanwhile(make_ctx, monkeypatch):
+def test_a_page_not_rendered_in_time_is_503_and_the_server_answers_meanwhile(make_ctx, monkeypatch):
     from citecheck.report import render_html
     done = threading.Event()
 
