@@ -128,7 +128,7 @@ def test_openapi_schema_states_the_limits():
     request = schema["components"]["schemas"]["VerifyRequest"]
     assert request["properties"]["urls"]["maxItems"] == 7 and request["properties"]["urls"]["minItems"] == 1
     assert request["properties"]["claim"]["maxLength"] == 99 and request["additionalProperties"] is False
-    assert set(schema["paths"]) == {"/health", "/verify"}
+    assert set(schema["paths"]) == {"/health", "/verify", "/check-answer"}
     assert {"200", "413", "422", "429", "503", "504"} <= set(schema["paths"]["/verify"]["post"]["responses"])
 
 

@@ -1,4 +1,5 @@
-"""api: property-based requests generated from /openapi.json never get a 500 and match the schema."""
+"""api: property-based requests generated from /openapi.json (/verify, /check-answer) never get a 500 and
+match the schema."""
 import hashlib
 
 import schemathesis
@@ -12,13 +13,17 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from citecheck.answer.checks import Checked
+from citecheck.answer.read import read
+from citecheck.answer.rows import build
 from citecheck.context import RunContext
 from citecheck.serve.api import Limits, create_app
+from citecheck.vocabulary import NO_SOURCE
 
 LABELS = ("supported", "contradicted", "not_found", "unreachable")
 
 
-def stub_verify(claim, urls):
+def stub_verify(claim, urls, quotes=None):
     """No network: a label per URL derived from its hash, so every label shape is exercised."""
     citations = []
     for url in urls:
@@ -32,7 +37,15 @@ def stub_verify(claim, urls):
     return {"claim": claim, "overall": overall, "citations": citations}
 
 
-schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(RunContext.build(), stub_verify, limits=Limits()))
+def stub_check_answer(text, fmt):
+    """No network: the real reader and report rows, each marker's source labelled by its place."""
+    got = read(text, fmt)
+    return build("answer", got, {m.id: Checked(None, NO_SOURCE if m.source is None else LABELS[i % 4])
+                                 for i, m in enumerate(got.markers)}).to_dict()
+
+
+APP = create_app(RunContext.build(), stub_verify, limits=Limits(), check_answer=stub_check_answer)
+schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 schema.config.generation.update(modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE], max_examples=50)
 # A schema-violating body must be refused: 422 when parsed, 413 when too big to parse, 400 for a bad length.
 schema.config.checks.negative_data_rejection.expected_statuses = ["400", "413", "422"]

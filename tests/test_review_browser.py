@@ -4,6 +4,7 @@ keyboard, corrects another with a note, and the audit DB holds both decisions.
 Skipped only when Chromium is not installed (`.ci/run` installs it with apt-get)."""
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import sqlite3
@@ -44,11 +45,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def server(make_ctx, tmp_path):
+@contextlib.contextmanager
+def serving(app):
+    """The app under uvicorn on a free loopback port, in a thread: yields its base URL."""
     import uvicorn
-    seed(tmp_path / "audit.db")
-    app = create_app(make_ctx(secrets={"REVIEW_TOKEN": TOKEN}), lambda claim, urls: {})
     port = free_port()
     running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=running.run, daemon=True)
@@ -57,9 +57,18 @@ def server(make_ctx, tmp_path):
     while not running.started and time.monotonic() < deadline:
         time.sleep(0.05)
     assert running.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    running.should_exit = True
-    thread.join(10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        running.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture
+def server(make_ctx, tmp_path):
+    seed(tmp_path / "audit.db")
+    with serving(create_app(make_ctx(secrets={"REVIEW_TOKEN": TOKEN}), lambda claim, urls: {})) as base:
+        yield base
 
 
 def test_a_person_logs_in_confirms_one_item_and_corrects_another(server, tmp_path):

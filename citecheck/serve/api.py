@@ -1,4 +1,4 @@
-"""api: the `/verify` HTTP service — validate, bound, delegate to the same `verify_claim` as the CLI.
+"""api: the HTTP service — validate, bound, delegate to the same `verify_claim` as the CLI.
 
 Rules:
 - `POST /verify {"claim", "urls"}` answers the CLI's `verify` JSON. The HTTP layer validates and
@@ -12,16 +12,10 @@ Rules:
   (Retry-After says when to retry); 503 a required setting is missing or was rejected (a Crawlbase
   token refused: the body names the variable, never a value); 504 the verification took longer than
   API_DEADLINE seconds.
-- At most API_CONCURRENCY verifications hold a slot at once; a request waits up to API_QUEUE_TIMEOUT
-  for one, so the slowest answer takes API_QUEUE_TIMEOUT + API_DEADLINE. At the deadline the slot is
-  released and the work cancelled (`cancellation`): it stops at its next check and its result is
-  discarded.
-- A sandboxed parse (a page's HTML or PDF, bounded by EXTRACT_MAX_SECONDS / PDF_MAX_SECONDS) runs in the
-  parse lane (`cancellation.heavy`): it waits for one of 2 x API_CONCURRENCY parse slots, then hands its
-  request slot to the next request, so up to 2 x API_CONCURRENCY slow pages cannot starve cheap requests
-  (theirs parse beside them). The worker pool has four times API_CONCURRENCY threads (parsing, holding a
-  slot, finishing after a 504), so cancelled work finishing its current step (one fetch, bounded by FETCH_DEADLINE; one judge call and its retries, by JUDGE_TIMEOUT and
-  JUDGE_RETRIES) never blocks new work.
+- `quotes` (optional): the texts the citations carry, per URL or for every URL; verify matches each on
+  its page before a judge is asked (`verify.carried_match`), as batch lines' `quotes` do.
+- Slots, the parse lane and the deadline are `lanes`'; `/check-answer`, its page and `/` are `answer_app`'s,
+  whose bodies may be larger (`answer_app.body_limits`).
 - `serve` closes a connection whose request head is not complete within API_HEADER_TIMEOUT seconds
   (`serving`), so half-sent requests cannot pile up.
 - Private addresses are refused by the fetcher (netguard, on every redirect hop), which labels the
@@ -38,14 +32,11 @@ Rules:
 
 import argparse
 import asyncio
-import concurrent.futures
 import dataclasses
 import importlib
 import logging
-import math
 import re
 import sys
-import threading
 import time
 import typing
 from typing import Callable, Literal
@@ -55,14 +46,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from .. import cancellation, config
+from .. import config
 from ..config import ApiLimits as Limits
 from ..config import Settings
 from ..context import RunContext
 from ..verdict.review import Gate, gated
 from ..vocabulary import CACHE_MISS, UNREACHABLE, CitationRow, Label
 from ..web import netguard
-from . import audit_service, review_app
+from . import answer_app, audit_service, review_app
+from .lanes import Lanes, Refused
 
 log = logging.getLogger("citecheck.serve.api")
 
@@ -119,6 +111,17 @@ class _RequestBase(BaseModel):
             raise ValueError("claim holds a lone surrogate (not text)")
         return claim
 
+    @field_validator("quotes", check_fields=False)
+    @classmethod
+    def _quoted_texts(cls, quotes, info):
+        urls = set(info.data.get("urls") or ())
+        for url, texts in (quotes.items() if isinstance(quotes, dict) else [(None, quotes or [])]):
+            if url is not None and url not in urls:
+                raise ValueError("quotes names a URL that urls does not list")
+            if not all(_is_text(t) for t in ([texts] if isinstance(texts, str) else texts)):
+                raise ValueError("a quote holds a lone surrogate (not text)")
+        return quotes
+
     @field_validator("urls", check_fields=False)
     @classmethod
     def _http_urls(cls, urls: list[str]) -> list[str]:
@@ -144,7 +147,20 @@ def _request_model(limits: Limits) -> type[BaseModel]:
                                json_schema_extra={"items": {"type": "string", "maxLength": MAX_URL_CHARS,
                                                             "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://"}},
                                description="the URLs cited for the claim (http or https)")),
+        quotes=(dict[str, str | list[str]] | list[str] | None,
+                Field(None, description="the texts the citations carry (Anthropic's cited_text, a Perplexity "
+                                        "snippet), matched on each page before a judge is asked: per URL "
+                                        "({url: text or [texts]}, URLs of urls) or for every URL ([texts])")),
     )
+
+
+def carried(quotes, urls: list[str]) -> dict:
+    """verify's keyword for a request's `quotes` (module rules): {} when it carries none."""
+    if not quotes:
+        return {}
+    by_url = quotes if isinstance(quotes, dict) else dict.fromkeys(urls, quotes)
+    return {"quotes": {url: [texts] if isinstance(texts, str) else list(texts)
+                       for url, texts in by_url.items()}}
 
 
 class BodyGuard:
@@ -152,18 +168,19 @@ class BodyGuard:
     UTF-8 or nested deeper than MAX_JSON_DEPTH (422, in the validation errors' shape) never reaches
     the app."""
 
-    def __init__(self, app, max_bytes: int, timeout: float):
-        self.app, self.max_bytes, self.timeout = app, max_bytes, timeout
+    def __init__(self, app, max_bytes: int, timeout: float, larger: dict[str, tuple[int, str]] | None = None):
+        self.app, self.max_bytes, self.timeout, self.larger = app, max_bytes, timeout, larger or {}
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        max_bytes, named = self.larger.get(scope.get("path", ""), (self.max_bytes, "API_MAX_BODY_BYTES"))
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None:
             if not declared.strip().isdigit():
                 return await _problem(send, 400, "Content-Length is not a whole number")
-            if int(declared) > self.max_bytes:
-                return await self._too_large(send)
+            if int(declared) > max_bytes:
+                return await _too_large(send, max_bytes, named)
         chunks, size, ends = [], 0, time.monotonic() + self.timeout
         while True:
             try:
@@ -174,8 +191,8 @@ class BodyGuard:
             if message["type"] != "http.request":
                 return  # the client went away before sending its body
             size += len(message.get("body", b""))
-            if size > self.max_bytes:
-                return await self._too_large(send)
+            if size > max_bytes:
+                return await _too_large(send, max_bytes, named)
             chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 break
@@ -195,9 +212,9 @@ class BodyGuard:
 
         return await self.app(scope, replay, send)
 
-    async def _too_large(self, send):
-        return await _problem(send, 413, f"request body is larger than {self.max_bytes} bytes "
-                                         "(API_MAX_BODY_BYTES)")
+
+async def _too_large(send, max_bytes: int, named: str):
+    await _problem(send, 413, f"request body is larger than {max_bytes} bytes ({named})")
 
 
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -256,17 +273,17 @@ async def _send_json(send, status: int, content: dict) -> None:
 
 
 def _verify_with(ctx: RunContext, threshold: Gate) -> Callable[[str, list[str]], dict]:
-    def verify(claim: str, urls: list[str]) -> dict:
+    def verify(claim: str, urls: list[str], quotes: dict[str, list[str]] | None = None) -> dict:
         from ..verify import verify_claim  # imported on first use: it loads the pipeline
-        return verify_claim(claim, urls, ctx, threshold, with_passages=True)
+        return verify_claim(claim, urls, ctx, threshold, with_passages=True, quotes=quotes)
     return verify
 
 
 def gating(verify: Callable[[str, list[str]], dict], gate: Gate) -> Callable[[str, list[str]], dict]:
     """`verify`, with every citation it answers gated for the model that answered it (cache-miss rows
     included); why a person reviews is said once on stderr (`Gate.tell`)."""
-    def verify_and_gate(claim: str, urls: list[str]) -> dict:
-        result = verify(claim, urls)
+    def verify_and_gate(claim: str, urls: list[str], **quotes) -> dict:
+        result = verify(claim, urls, **quotes)
         citations = [gated(c, gate) for c in result["citations"]]
         gate.tell(citations, "serve")
         return {**result, "citations": citations}
@@ -288,15 +305,15 @@ def labelling_cache_misses(verify: Callable[[str, list[str]], dict]) -> Callable
     from ..cache import CacheMiss
     from ..verdict.aggregate import overall
 
-    def verify_or_label(claim: str, urls: list[str]) -> dict:
+    def verify_or_label(claim: str, urls: list[str], **quotes) -> dict:
         try:
-            return verify(claim, urls)
+            return verify(claim, urls, **quotes)
         except CacheMiss:
             pass
         citations = []
         for url in urls:
             try:
-                citations += verify(claim, [url])["citations"]
+                citations += verify(claim, [url], **quotes)["citations"]
             except CacheMiss as exc:
                 log.warning("cache miss, labelled: %s", config.redact(str(exc)))
                 citations.append(cache_miss_row(url))
@@ -306,10 +323,11 @@ def labelling_cache_misses(verify: Callable[[str, list[str]], dict]) -> Callable
 
 
 def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None = None, *,
-               limits: Limits | None = None, fixture_site: str | None = None) -> FastAPI:
-    """The ASGI app over `ctx`. `verify` defaults to citecheck.verify.verify_claim (tests pass a fake);
-    `limits` to the context's API_* settings; `fixture_site` is the dry run's fixture-site address,
-    shown by /health."""
+               limits: Limits | None = None, fixture_site: str | None = None,
+               check_answer: Callable[[str, str], dict] | None = None) -> FastAPI:
+    """The ASGI app over `ctx`. `verify` defaults to citecheck.verify.verify_claim and `check_answer`
+    (text, format -> the report's JSON) to `answer.report` (tests pass fakes); `limits` to the context's
+    API_* settings; `fixture_site` is the dry run's fixture-site address, shown by /health."""
     limits = limits or ctx.settings.api
     gate = Gate.of(ctx.settings)
     verify = gating(labelling_cache_misses(verify or _verify_with(ctx, gate)), gate)
@@ -317,9 +335,7 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
     if ctx.settings.audit_db is not None:
         verify = audit_service.auditing(verify, writer)
     VerifyRequest = _request_model(limits)
-    workers = concurrent.futures.ThreadPoolExecutor(max_workers=4 * limits.concurrency,
-                                                    thread_name_prefix="verify")
-    slots, parsing = asyncio.Semaphore(limits.concurrency), threading.BoundedSemaphore(limits.parse_slots)
+    lanes = Lanes(limits)
 
     app = FastAPI(title="citecheck", version="0.1.0", lifespan=audit_service.closing(writer),
                   description="Verify an LLM's cited URLs against a claim (the live-web flow).")
@@ -348,47 +364,15 @@ def create_app(ctx: RunContext, verify: Callable[[str, list[str]], dict] | None 
     @app.post("/verify", response_model=Verdict, responses=error_docs)
     async def verify_endpoint(body: VerifyRequest) -> dict:  # type: ignore[valid-type]
         """Verify one claim against its cited URLs; one label per URL and one overall label."""
-        claim, urls = body.claim, list(body.urls)
+        claim, urls, quotes = body.claim, list(body.urls), carried(body.quotes, body.urls)
         try:
-            await asyncio.wait_for(slots.acquire(), timeout=limits.queue_timeout)
-        except TimeoutError:
-            return JSONResponse({"detail": f"busy: {limits.concurrency} verifications are running; "
-                                           "retry later (API_CONCURRENCY)"}, status_code=429,
-                                headers={"Retry-After": str(max(1, math.ceil(limits.queue_timeout)))})
-        cancel, released, loop = threading.Event(), [], asyncio.get_running_loop()
+            return await lanes.run(lambda: verify(claim, urls, **quotes))
+        except Refused as exc:
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=exc.headers)
 
-        def release(_=None) -> None:
-            if not released:                     # once: at the deadline, a parse or the work's end
-                released.append(True)
-                slots.release()
-
-        parse_lane = cancellation.lane(parsing, lambda: loop.call_soon_threadsafe(release))
-
-        def run() -> dict:
-            with cancellation.cancellable(cancel, heavy=parse_lane):
-                return verify(claim, urls)
-        try:
-            work = loop.run_in_executor(workers, run)
-        except BaseException:
-            release()
-            raise
-        work.add_done_callback(lambda done: (release(), done.cancelled() or done.exception()))
-        try:
-            return await asyncio.wait_for(asyncio.shield(work), timeout=limits.deadline)
-        except TimeoutError:
-            cancel.set()                         # the work stops at its next check; its result is discarded
-            release()
-            return JSONResponse({"detail": f"verification took longer than {limits.deadline:g} s "
-                                           "(API_DEADLINE)"}, status_code=504)
-        except config.MissingSetting as exc:
-            log.warning("503: %s", config.redact(str(exc)))
-            return JSONResponse({"detail": config.redact(str(exc))}, status_code=503)
-        except Exception as exc:
-            log.error("verify failed: %s: %s", type(exc).__name__, config.redact(str(exc)))
-            return JSONResponse({"detail": f"internal error ({type(exc).__name__}); see the server log"},
-                                status_code=500)
-
-    app.add_middleware(BodyGuard, max_bytes=limits.max_body_bytes, timeout=limits.body_timeout)
+    answer_app.attach(app, ctx, lanes, gate, error_docs, check_answer)
+    app.add_middleware(BodyGuard, max_bytes=limits.max_body_bytes, timeout=limits.body_timeout,
+                       larger=answer_app.body_limits(limits, ctx.settings))
     app.add_middleware(AccessLog)
     return app
 

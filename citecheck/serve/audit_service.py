@@ -29,13 +29,13 @@ Verify = Callable[[str, list[str]], dict]
 
 
 def auditing(verify: Verify, writer: Writer) -> Verify:
-    """`verify`, queueing each answer's citations (each with the model that answered it) for the writer
-    before it returns (batch `api`)."""
+    """`verify`, queueing each answer's citations (each with the model that answered it and the texts it
+    carried) for the writer before it returns (batch `api`)."""
     from ..verify import audit_claim
 
-    def verify_and_audit(claim: str, urls: list[str]) -> dict:
-        result = verify(claim, urls)
-        writer.submit(lambda conn: audit_claim(conn, API_BATCH, result))
+    def verify_and_audit(claim: str, urls: list[str], **quotes) -> dict:
+        result = verify(claim, urls, **quotes)
+        writer.submit(lambda conn: audit_claim(conn, API_BATCH, result, quotes.get("quotes")))
         return result
     return verify_and_audit
 
