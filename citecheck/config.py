@@ -356,7 +356,7 @@ class Settings:
     cluster: ClusterSettings = field(default_factory=ClusterSettings)
     defaults_in: Path = Path(".")       # the folder of the default files (json_cache.json, audit.db)
     named_models: frozenset[str] = frozenset()   # TYPESAFE_MODEL / JUDGE_MODEL as set: the names rows give
-    discover: tuple[str, ...] = ()      # judges whose model their endpoint's list names (`models_to_discover`)
+    discover: tuple[str, ...] = ()      # judges whose endpoint's list names the model (`models_to_discover`)
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
@@ -572,9 +572,9 @@ def default_models(provider: str, typesafe_endpoint: str, openai_base_url: str,
 
 
 def models_to_discover(text, provider: str) -> tuple[str, ...]:
-    """The judges whose model the run asks their endpoint's list for (`context.RunContext.settings`): typesafe
-    when TYPESAFE_ENDPOINT is set and TYPESAFE_MODEL is not; openai when JSON questions go to an OPENAI_BASE_URL
-    other than OpenAI's and JUDGE_MODEL is not set. `text(name)` reads a variable (with its default)."""
+    """The judges whose model the run asks their endpoint's list for (`context.RunContext.settings`):
+    typesafe when TYPESAFE_ENDPOINT is set and TYPESAFE_MODEL is not; openai when JSON questions go to an
+    OPENAI_BASE_URL other than OpenAI's and JUDGE_MODEL is not set. `text(name)` reads a variable."""
     custom_openai = text("OPENAI_BASE_URL").rstrip("/") != DEFAULTS["OPENAI_BASE_URL"]
     wanted = {"typesafe": bool(text("TYPESAFE_ENDPOINT")), "openai": provider == "openai" and custom_openai}
     return tuple(judge for judge, asked in wanted.items() if asked and not text(MODEL_VARIABLE[judge]))

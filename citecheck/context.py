@@ -14,9 +14,9 @@ Rules:
   were built from (`ctx.client(name, make)`), shared by the contexts derived from this one
   (`replace`, `allowing`), and closed by the entry point when the run ends (`with ctx:` or
   `ctx.close()`); a use after that opens them again. Nothing secret is shown: they have no repr.
-- A judge endpoint configured by URL whose model the reader did not name (`Settings.discover`: TYPESAFE_ENDPOINT
-  without TYPESAFE_MODEL, OPENAI_BASE_URL without JUDGE_MODEL) is asked for its model list once per run, the
-  first time the settings are read (`ctx.settings`; `ctx.as_read` is them as read): a cached call
+- A judge endpoint configured by URL whose model the reader did not name (`Settings.discover`:
+  TYPESAFE_ENDPOINT without TYPESAFE_MODEL, OPENAI_BASE_URL without JUDGE_MODEL) is asked for its model list
+  once per run, the first time the settings are read (`ctx.settings`; `ctx.as_read`: as read): a cached call
   ('judge.models/<judge>', keyed by the endpoint's URL), so a replay resolves the same name offline. The
   listed model when it names one; of several, the default when it is among them, else MissingSetting naming
   the variable to set. Unreachable, an error answer, an empty list, or offline with nothing recorded: the
@@ -79,7 +79,7 @@ NAMES_SHOWN = 5
 
 
 class _NoList(Exception):
-    """The endpoint gave no usable model list (unreachable, an error, not a list, empty): nothing is cached."""
+    """The endpoint gave no usable model list (unreachable, an error, not a list, empty): nothing cached."""
 
 
 def typesafe_client(settings: Settings, *, retries: int = 2):
@@ -87,9 +87,10 @@ def typesafe_client(settings: Settings, *, retries: int = 2):
     key (a local server needs none)."""
     from typesafe_sdk import RetryPolicy, TypeSafeClient
     endpoint = settings.typesafe_endpoint
-    return TypeSafeClient(api_key=settings.secrets.get("TYPESAFE_API_KEY") or "local", base_url=endpoint or None,
-                          model=settings.typesafe_model, timeout=settings.judge_timeout,
-                          compression=False if endpoint else None, retry=RetryPolicy(max_retries=retries))
+    key = settings.secrets.get("TYPESAFE_API_KEY") or "local"
+    return TypeSafeClient(api_key=key, base_url=endpoint or None, model=settings.typesafe_model,
+                          timeout=settings.judge_timeout, compression=False if endpoint else None,
+                          retry=RetryPolicy(max_retries=retries))
 
 
 def _names(listed: Any, key: str) -> list[str]:
@@ -100,7 +101,7 @@ def _names(listed: Any, key: str) -> list[str]:
     return list(dict.fromkeys(n for n in names if 0 < len(n) <= MODEL_NAME_CHARS))[:MODELS_LISTED]
 
 
-def _typesafe_names(settings: Settings, clients: "Clients") -> list[str]:
+def _typesafe_names(settings: Settings, clients: Clients) -> list[str]:
     """GET /v1/models through typesafe-sdk (`client.models.list()`)."""
     from typesafe_sdk import TypeSafeError
     try:
@@ -110,14 +111,14 @@ def _typesafe_names(settings: Settings, clients: "Clients") -> list[str]:
         raise _NoList from None
 
 
-def _openai_names(settings: Settings, clients: "Clients") -> list[str]:
+def _openai_names(settings: Settings, clients: Clients) -> list[str]:
     """GET {OPENAI_BASE_URL}/models with the run's HTTP client for the provider, at most FETCH_MAX_BYTES."""
     import httpx
     key = settings.secrets.get("OPENAI_API_KEY") or "local"
     client = clients.get(("judge", "openai"), httpx.Client)
-    body = bytearray()
+    body, url = bytearray(), f"{settings.openai_base_url.rstrip('/')}/models"
     try:
-        with client.stream("GET", f"{settings.openai_base_url.rstrip('/')}/models", timeout=settings.judge_timeout,
+        with client.stream("GET", url, timeout=settings.judge_timeout,
                            headers={"Authorization": f"Bearer {key}"}) as response:
             if response.status_code != 200:
                 raise _NoList
@@ -141,7 +142,7 @@ def shown_names(names: list[str]) -> str:
     return ", ".join(printable(name) for name in names[:NAMES_SHOWN]) + more
 
 
-def listed_models(judge: str, settings: Settings, cache: Cache, clients: "Clients") -> list[str] | None:
+def listed_models(judge: str, settings: Settings, cache: Cache, clients: Clients) -> list[str] | None:
     """The model names the judge's endpoint lists, replayed or asked ('judge.models/<judge>', keyed by the
     endpoint's URL); None when it gave none, or offline with none recorded."""
     endpoint = settings.typesafe_endpoint if judge == "typesafe" else settings.openai_base_url.rstrip("/")
@@ -157,8 +158,8 @@ def listed_models(judge: str, settings: Settings, cache: Cache, clients: "Client
     except (_NoList, CacheMiss, HoldsSecret):
         return None
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        raise CacheCorrupted(f"{cache.path.name}: the {function} entry for {endpoint} is not a list of model "
-                             "names; delete that entry to ask the endpoint again")
+        raise CacheCorrupted(f"{cache.path.name}: the {function} entry for {ENDPOINT_VARIABLE[judge]} is not "
+                             "a list of model names; delete that entry to ask the endpoint again")
     return names
 
 
@@ -167,12 +168,12 @@ def chosen_model(judge: str, names: list[str], default: str) -> str:
     variable to set."""
     if len(names) == 1 or default in names:
         return names[0] if len(names) == 1 else default
-    variable = MODEL_VARIABLE[judge]
-    raise MissingSetting(variable, f"the endpoint {ENDPOINT_VARIABLE[judge]} names serves {len(names)} models "
+    variable, endpoint = MODEL_VARIABLE[judge], ENDPOINT_VARIABLE[judge]
+    raise MissingSetting(variable, f"the endpoint {endpoint} names serves {len(names)} models "
                                    f"({shown_names(names)}): set {variable} to one")
 
 
-def resolve_models(settings: Settings, cache: Callable[[], Cache], clients: "Clients") -> Settings:
+def resolve_models(settings: Settings, cache: Callable[[], Cache], clients: Clients) -> Settings:
     """`settings` with the model of each judge in `settings.discover` resolved from its endpoint's list
     (module rules); `cache()` opens the run's cache."""
     if not settings.discover:

@@ -87,7 +87,7 @@ def test_with_the_recordings_in_reach_a_reader_s_endpoint_is_asked_every_row(mon
         status, out, err = run(capsys, "--sets", "rfc", "--json")
     assert status == 0, err
     rows = len(L.rfc_rows())
-    assert f"{rows} rows (rfc {rows}): 0 replayed from the cache, {rows} to ask" in err      # recorded: one_pass
+    assert f"{rows} rows (rfc {rows}): 0 replayed from the cache, {rows} to ask" in err    # all recorded
     records = json.loads(out)["records"]
     assert len(records) == rows and {r["model"] for r in records} == {STANDIN_MODEL}
     assert len(judge.posts) >= rows and {r.json()["model"] for r in judge.posts} == {STANDIN_MODEL}

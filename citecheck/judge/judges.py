@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..cache import CacheCorrupted, request_key
-from ..config import DEFAULTS, ENDPOINT_VARIABLE, MODEL_VARIABLE, OLLAMA_DEFAULT_HOST, MissingSetting, Settings
+from ..config import (DEFAULTS, ENDPOINT_VARIABLE, MODEL_VARIABLE, OLLAMA_DEFAULT_HOST, MissingSetting,
+                      Settings)
 from ..context import RunContext, typesafe_client
 from ..paths import shown
 from ..vocabulary import JUDGE_LABELS, JUDGE_OUTPUT_INVALID, JUDGE_UNAVAILABLE, RELATIONS
@@ -229,7 +230,7 @@ def choice_state(claim: str, source: str) -> dict:
 
 
 def _typesafe_client(settings: Settings):
-    """A new typesafe-sdk client for the settings (`_typesafe` keeps one per run); the hosted API needs a key."""
+    """A new typesafe-sdk client for the settings (`_typesafe` keeps one per run); hosted Jev needs a key."""
     if not settings.typesafe_endpoint:
         settings.secrets.require("TYPESAFE_API_KEY", NO_JUDGE_HINT)
     return typesafe_client(settings)

@@ -25,7 +25,8 @@ def models_body(openai: tuple[str, ...] = (MODEL,), jev: tuple[str, ...] = (JEV_
     """GET /v1/models: OpenAI's `data` and Jev's `models` in one body (each client ignores the other)."""
     return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "standin"}
                                        for name in openai],
-            "models": [{"name": name, "description": "stand-in", "release_date": "2026-01-01"} for name in jev]}
+            "models": [{"name": name, "description": "stand-in", "release_date": "2026-01-01"}
+                       for name in jev]}
 
 
 def capable(right: str, options: tuple[str, ...], key: str = "") -> dict[str, float]:

@@ -26,7 +26,8 @@ def jev_standin(probabilities: dict[str, float] | None = None, *, status: int = 
 
     def handle(request: Recorded):
         if request.method == "GET" and request.path == "/v1/models":
-            return 200, {}, {"models": [{"name": model, "description": "stand-in", "release_date": "2026-01-01"}]}
+            listed = {"name": model, "description": "stand-in", "release_date": "2026-01-01"}
+            return 200, {}, {"models": [listed]}
         if delay:
             time.sleep(delay)
         if status != 200:

@@ -118,7 +118,7 @@ class Script:
 
     def __call__(self, request: Recorded):
         if request.method == "GET" and request.path.endswith("/models"):       # the model list: its own name
-            return 200, {}, {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "standin"}]}
+            return 200, {}, {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
         if self.delay:
             time.sleep(self.delay)
         if self.failures:
