@@ -103,6 +103,12 @@ OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
 """Where the ollama judge is asked when OLLAMA_HOST is unset (JUDGE_PROVIDER=ollama named it)."""
 JSON_PROVIDERS = ("openai", "anthropic", "ollama")
 """JUDGE_PROVIDER's values; unset, it is the first of these configured (`json_providers`), else openai."""
+ENDPOINT_VARIABLE = {"typesafe": "TYPESAFE_ENDPOINT", "openai": "OPENAI_BASE_URL",
+                     "anthropic": "ANTHROPIC_BASE_URL", "ollama": "OLLAMA_HOST"}
+MODEL_VARIABLE = {"typesafe": "TYPESAFE_MODEL", "openai": "JUDGE_MODEL", "anthropic": "JUDGE_MODEL",
+                  "ollama": "JUDGE_MODEL"}
+MODEL_FIELD = {"typesafe": "typesafe_model", "openai": "judge_model"}
+"""The Settings field each judge whose model can be discovered asks for (`models_to_discover`)."""
 DEFAULT_JUDGE_MODELS = {"openai": LOCAL_MODEL, "anthropic": "claude-3-5-haiku-latest", "ollama": "llama3.1"}
 """openai's default is the local judge's model (served on an OpenAI-compatible endpoint), so offline
 replays hit the published cache; with OPENAI_API_KEY and OpenAI's own base URL it is HOSTED_OPENAI_MODEL
@@ -352,6 +358,7 @@ class Settings:
     cluster: ClusterSettings = field(default_factory=ClusterSettings)
     defaults_in: Path = Path(".")       # the folder of the default files (json_cache.json, audit.db)
     named_models: frozenset[str] = frozenset()   # TYPESAFE_MODEL / JUDGE_MODEL as set: the names rows give
+    discover: tuple[str, ...] = ()      # judges whose endpoint's list names the model (`models_to_discover`)
     secrets: Secrets = field(default_factory=lambda: Secrets({}), compare=False)
 
     @classmethod
@@ -435,6 +442,7 @@ class Settings:
                                     tls_key=read.text("CLUSTER_TLS_KEY")),
             defaults_in=defaults_in,
             named_models=frozenset(filter(None, (read.text("TYPESAFE_MODEL"), read.text("JUDGE_MODEL")))),
+            discover=models_to_discover(read.text, provider),
             secrets=secrets,
         )
 
@@ -564,6 +572,15 @@ def default_models(provider: str, typesafe_endpoint: str, openai_base_url: str,
     if provider == "openai" and hosted_openai:
         json_model = HOSTED_OPENAI_MODEL
     return (HOSTED_CHOICE_MODEL if hosted_jev else LOCAL_MODEL), json_model
+
+
+def models_to_discover(text, provider: str) -> tuple[str, ...]:
+    """The judges whose model the run asks their endpoint's list for (`context.RunContext.settings`):
+    typesafe when TYPESAFE_ENDPOINT is set and TYPESAFE_MODEL is not; openai when JSON questions go to an
+    OPENAI_BASE_URL other than OpenAI's and JUDGE_MODEL is not set. `text(name)` reads a variable."""
+    custom_openai = text("OPENAI_BASE_URL").rstrip("/") != DEFAULTS["OPENAI_BASE_URL"]
+    wanted = {"typesafe": bool(text("TYPESAFE_ENDPOINT")), "openai": provider == "openai" and custom_openai}
+    return tuple(judge for judge, asked in wanted.items() if asked and not text(MODEL_VARIABLE[judge]))
 
 
 def json_providers(secrets: Secrets, openai_base_url: str, ollama_host: str) -> tuple[str, ...]:

@@ -47,10 +47,11 @@ def test_outside_the_cookbook_the_cli_caches_in_the_user_cache_directory(folders
         second = check_in(here, inputs, {"TYPESAFE_ENDPOINT": judge.url, "XDG_CACHE_HOME": str(home)})
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
     assert "verified" in first.stdout and first.stdout == second.stdout
-    assert asked == 1 and len(judge.requests) == asked                          # the second run replayed
+    assert len(judge.posts) == 1 and len(judge.requests) == asked               # the second run replayed
     assert list(here.iterdir()) == []                                           # nothing where it ran
     assert (home / "citecheck" / "json_cache.sqlite").is_file()
-    offline = check_in(here, inputs, {"CITECHECK_OFFLINE": "1", "XDG_CACHE_HOME": str(home)})
+    offline = check_in(here, inputs, {"CITECHECK_OFFLINE": "1", "XDG_CACHE_HOME": str(home),  # the same judge
+                                      "TYPESAFE_ENDPOINT": judge.url})                        # asked no more
     assert offline.returncode == 0 and offline.stdout == first.stdout, offline.stderr
     assert list(here.iterdir()) == []
 

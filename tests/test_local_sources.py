@@ -46,7 +46,7 @@ def run_cli(*args, env=None, cwd=None):
 
 def judged_sources(server) -> list[str]:
     """The source text the stand-in judge was shown, call by call."""
-    return [request.json()["state"]["source"] for request in server.requests]
+    return [request.json()["state"]["source"] for request in server.posts]
 
 
 # ------------------------------------------------------------ the example, end to end

@@ -78,11 +78,6 @@ def test_the_printed_sentences_are_true_of_that_run(run):
     assert "M1: verified at 0.9" in own and "M2: contradicted at 0.9" in own, own
 
 
-NAMING = ("judge naming: a custom OPENAI_BASE_URL is still named with the local model's name in settings "
-          "(fixed in citecheck/judge by another change)")
-
-
-@pytest.mark.xfail(strict=False, reason=NAMING)
 def test_every_verdict_is_named_with_the_stand_ins_model(run):
     """The set-up line and the gate's notes name the model that answered (the stand-in's), not the local
     one."""
@@ -149,9 +144,6 @@ def test_no_notebook_cell_pins_the_local_recordings(path):
 
 LIVE = [p for p in notebook.notebook_paths() if p.name[:2] in ("01", "02", "03", "06")]
 """The notebooks that ask a configured judge by default (04 and 05 replay unless the reader opts in)."""
-REPLAYS_JSON = {"02_live_web.ipynb"}
-"""Notebooks whose JSON-judge cells still replay the local model's answers: a custom OPENAI_BASE_URL's JSON
-calls are keyed by the local model's name until the judge naming fix lands (see NAMING)."""
 
 
 def live_run(path, export: str, folder) -> tuple:
@@ -166,11 +158,11 @@ def live_run(path, export: str, folder) -> tuple:
         return executed, len(server.requests), entries
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=False, reason=NAMING))
-                                  if p.name in REPLAYS_JSON else p for p in LIVE], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", LIVE, ids=lambda p: p.name)
 def test_run_all_with_a_judge_asks_that_judge_every_call(path, tmp_path):
     """With the committed recordings in reach, the notebook asks the stand-in exactly as many questions as
-    with no recordings at all: no judge call replays the local model's answers."""
+    with no recordings at all: no judge call replays the local model's answers (each asks for the model the
+    endpoint lists, not the local judge's)."""
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     executed, asked, entries = live_run(path, str(notebook.ROOT / "json_cache.json"), tmp_path / "a")
     first = next(c for c in executed.cells if c.cell_type == "code")

@@ -79,7 +79,7 @@ def test_check_answer_sends_no_byte_of_an_unnamed_file_to_the_judge_or_the_outpu
         done = run_cli("check-answer", home / "answer.md", "--json", *documents, "--out", tmp_path / "r.csv",
                        "--report", tmp_path / "r.html", cwd=home,
                        env={"TYPESAFE_ENDPOINT": server.url, "AUTO_ACCEPT": "0.8"})
-        bodies = [request.body.decode("utf-8") for request in server.requests]
+        bodies = [request.body.decode("utf-8") for request in server.posts]
     report = json.loads(done.stdout)
     written = "".join((tmp_path / name).read_text(encoding="utf-8") for name in ("r.csv", "r.html"))
     assert not leaked(done.stdout, done.stderr, written, *bodies)

@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..cache import CacheCorrupted, request_key
-from ..config import DEFAULTS, OLLAMA_DEFAULT_HOST, MissingSetting, Settings
-from ..context import RunContext
+from ..config import (DEFAULTS, ENDPOINT_VARIABLE, MODEL_VARIABLE, OLLAMA_DEFAULT_HOST, MissingSetting,
+                      Settings)
+from ..context import RunContext, typesafe_client
 from ..paths import shown
 from ..vocabulary import JUDGE_LABELS, JUDGE_OUTPUT_INVALID, JUDGE_UNAVAILABLE, RELATIONS
 from . import calibration
@@ -88,11 +89,7 @@ NO_JUDGE_HINT = ("set it, or point TYPESAFE_ENDPOINT at a Jev-compatible server 
                  "a JSON judge (every judge method runs on either)")
 """What a run with no judge configured is told after 'TYPESAFE_API_KEY is not set: ' (`MissingSetting`):
 the other ways to configure a judge, names only, never a value."""
-ENDPOINT_VARIABLE = {"typesafe": "TYPESAFE_ENDPOINT", "openai": "OPENAI_BASE_URL",
-                     "anthropic": "ANTHROPIC_BASE_URL", "ollama": "OLLAMA_HOST"}
 KEY_VARIABLE = {"typesafe": "TYPESAFE_API_KEY", "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-MODEL_VARIABLE = {"typesafe": "TYPESAFE_MODEL", "openai": "JUDGE_MODEL", "anthropic": "JUDGE_MODEL",
-                  "ollama": "JUDGE_MODEL"}
 
 
 def _endpoint(provider: str, settings: Settings) -> str:
@@ -233,16 +230,10 @@ def choice_state(claim: str, source: str) -> dict:
 
 
 def _typesafe_client(settings: Settings):
-    """A new typesafe-sdk client for the settings (`_typesafe` keeps one per run)."""
-    from typesafe_sdk import RetryPolicy, TypeSafeClient
-    endpoint = settings.typesafe_endpoint
-    if endpoint:
-        key = settings.secrets.get("TYPESAFE_API_KEY") or "local"   # a local server needs no key
-    else:
-        key = settings.secrets.require("TYPESAFE_API_KEY", NO_JUDGE_HINT)
-    return TypeSafeClient(api_key=key, base_url=endpoint or None, model=settings.typesafe_model,
-                          timeout=settings.judge_timeout, compression=False if endpoint else None,
-                          retry=RetryPolicy(max_retries=2))
+    """A new typesafe-sdk client for the settings (`_typesafe` keeps one per run); hosted Jev needs a key."""
+    if not settings.typesafe_endpoint:
+        settings.secrets.require("TYPESAFE_API_KEY", NO_JUDGE_HINT)
+    return typesafe_client(settings)
 
 
 def _typesafe(ctx: RunContext):

@@ -6,13 +6,27 @@ Rules:
   three options); JSON verdicts carry that probability as their confidence.
 - `fixed(p)`: every answer puts exactly `p` on the right option and spreads the rest evenly: the
   issue's foundation case is `fixed(0.97)` on a "no" (yes and unknown 0.015 each).
-- Every wire format the oracle speaks (Jev Choice, OpenAI with logprobs, Anthropic, Ollama).
+- Every wire format the oracle speaks (Jev Choice, OpenAI with logprobs, Anthropic, Ollama), and
+  GET /v1/models naming its own models, in one body both clients read (as the local judge answers): the
+  OpenAI-compatible one under `data` (standins.judge.MODEL), the Jev one under `models` ("oracle-jev").
 """
 from __future__ import annotations
 
 import hashlib
 
+from .judge import MODEL
 from .oracle import oracle_standin
+
+JEV_MODEL = "oracle-jev"
+"""The name the oracle's Jev envelope reports (standins/oracle.py)."""
+
+
+def models_body(openai: tuple[str, ...] = (MODEL,), jev: tuple[str, ...] = (JEV_MODEL,)) -> dict:
+    """GET /v1/models: OpenAI's `data` and Jev's `models` in one body (each client ignores the other)."""
+    return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "standin"}
+                                       for name in openai],
+            "models": [{"name": name, "description": "stand-in", "release_date": "2026-01-01"}
+                       for name in jev]}
 
 
 def capable(right: str, options: tuple[str, ...], key: str = "") -> dict[str, float]:
@@ -34,5 +48,10 @@ def fixed(p: float):
 
 
 def capable_standin(stories: list[dict], profile=capable):
-    """The oracle's stand-in answering with the capable profile (or another, e.g. `fixed(0.97)`)."""
-    return oracle_standin(stories, profile)
+    """The oracle's stand-in answering with the capable profile (or another, e.g. `fixed(0.97)`), and its
+    model list on GET /v1/models."""
+    server = oracle_standin(stories, profile)
+    answer = server.handler
+    server.handler = lambda request: ((200, {}, models_body()) if request.method == "GET"
+                                      and request.path.endswith("/models") else answer(request))
+    return server

@@ -57,6 +57,11 @@ class StandIn:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
 
+    @property
+    def posts(self) -> list[Recorded]:
+        """The requests that asked a question: all but the GETs (a judge's model list, asked once a run)."""
+        return [request for request in self.requests if request.method != "GET"]
+
     def __enter__(self):
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self

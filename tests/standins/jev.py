@@ -1,4 +1,5 @@
-"""A Jev-compatible stand-in (POST /v1/systemone) for the unmodified typesafe-sdk.
+"""A Jev-compatible stand-in (POST /v1/systemone, GET /v1/models naming its model) for the unmodified
+typesafe-sdk.
 
 It answers every choice question with a fixed distribution (its confidence the top probability, as
 the local judge reported it before the reference formula), answers a literal `answers` object (an
@@ -24,6 +25,9 @@ def jev_standin(probabilities: dict[str, float] | None = None, *, status: int = 
     literal = answers
 
     def handle(request: Recorded):
+        if request.method == "GET" and request.path == "/v1/models":
+            listed = {"name": model, "description": "stand-in", "release_date": "2026-01-01"}
+            return 200, {}, {"models": [listed]}
         if delay:
             time.sleep(delay)
         if status != 200:

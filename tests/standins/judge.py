@@ -4,6 +4,7 @@ One server answers every wire format: OpenAI chat completions (`…/chat/complet
 messages (`/v1/messages`) and Ollama chat (`/api/chat`). `server.script` says what the model
 "writes": `content` (text, or a function of the request body), `status`, or a literal `raw` body;
 `failures` is a queue of (status, headers) answered first, one per request (429/5xx then recovery);
+GET …/models lists MODEL, before any of those;
 `logprobs(body, content)`, when set, gives the OpenAI reply's `logprobs.content` tokens (None: none).
 `silent_server()` accepts connections and never answers (timeouts).
 
@@ -116,6 +117,8 @@ class Script:
         self.logprobs = None                # (body, content) -> OpenAI logprobs tokens, or None
 
     def __call__(self, request: Recorded):
+        if request.method == "GET" and request.path.endswith("/models"):       # the model list: its own name
+            return 200, {}, {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
         if self.delay:
             time.sleep(self.delay)
         if self.failures:

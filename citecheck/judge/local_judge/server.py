@@ -518,9 +518,11 @@ def run(args, ctx: RunContext) -> int:
             return 0
     weights.require_model()
     calibration = {} if args.no_calibration else calibration_file.load_calibration(args.calibration)
+    settings = ctx.as_read          # a judge server asks no endpoint for its model list (it is one)
     try:
         server = make_server(_PendingBackend(), args.host, args.port, calibration=calibration,
-                             api_key=ctx.settings.secrets.get("JUDGE_SERVER_KEY") or None, allow_remote=args.allow_remote)
+                             api_key=settings.secrets.get("JUDGE_SERVER_KEY") or None,
+                             allow_remote=args.allow_remote)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise OSError(f"{args.host}:{args.port} is already in use (a judge may be running there: "
@@ -528,7 +530,7 @@ def run(args, ctx: RunContext) -> int:
         raise
     started = time.perf_counter()
     from .model import LocalModel
-    backend = LocalModel(n_threads=args.threads, extra_bufts=ctx.settings.judge_extra_bufts)
+    backend = LocalModel(n_threads=args.threads, extra_bufts=settings.judge_extra_bufts)
     server.backend = backend
     print(f"judge server: {server.url} serving {backend.name} (loaded in {time.perf_counter() - started:.1f} s; "
           f"{len(calibration)} calibrated question(s)); Ctrl-C stops it", file=sys.stderr, flush=True)
