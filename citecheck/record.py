@@ -80,9 +80,11 @@ def stop_server(process: subprocess.Popen, timeout: float = 60.0) -> int:
 
 
 def live_env(url: str) -> dict[str, str]:
-    """The environment of the live pass: both judges at the local server, hosted keys blanked."""
+    """The environment of the live pass: both judges at the local server, named (so no model list is asked
+    of the server and cached under its random port), hosted keys blanked."""
     return {"TYPESAFE_ENDPOINT": url, "OPENAI_BASE_URL": f"{url}/v1", "JUDGE_PROVIDER": "openai",
-            "JUDGE_MODEL": "", "TYPESAFE_MODEL": config.LOCAL_MODEL, "TYPESAFE_API_KEY": "", "OPENAI_API_KEY": ""}
+            "JUDGE_MODEL": config.LOCAL_MODEL, "TYPESAFE_MODEL": config.LOCAL_MODEL, "TYPESAFE_API_KEY": "",
+            "OPENAI_API_KEY": ""}
 
 
 def add_arguments(parser) -> None:
