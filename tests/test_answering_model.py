@@ -150,13 +150,16 @@ def test_a_cluster_driver_accepts_a_row_named_by_a_cache_stamp_and_no_other_name
     entry = {"function": "judge.json/openai", "model": MODEL, "answer": {"content": json.dumps(
         {"label": "supported", "evidence_quote": None, "confidence": 0.9})}, "usage": None, "seconds": 0.1,
         "recorded": "2026-12-01"}
-    recorded = [[request_key("judge.json/openai", LOCAL_MODEL, {"n": 1}), entry]]
+    claim = "Water boils at 100 °C."
+    asked = {"function": "judge.json/openai", "model": LOCAL_MODEL, "request": {"claim": claim}}
+    key = request_key(asked["function"], asked["model"], asked["request"])
+    recorded = [[key, entry, asked]]
 
     def accepted(row: dict, recorded: list):
-        return cluster.accepted(json.dumps({"row": row, "recorded": recorded}), "http://x/1", ctx, gate)
+        return cluster.accepted(json.dumps({"row": row, "recorded": recorded}), claim, "http://x/1", ctx, gate)
     taken, entries = accepted(row, recorded)
     assert taken["model"] == MODEL and len(entries) == 1
-    ctx.cache.put(*recorded[0])                                   # the driver stores it; a replay names it
+    ctx.cache.put(key, entry)                                     # the driver stores it; a replay names it
     assert accepted(row, [])[0]["model"] == MODEL
     with pytest.raises(cluster.ResultInvalid, match="model"):
         accepted({**row, "model": "forged"}, [])

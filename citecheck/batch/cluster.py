@@ -239,12 +239,13 @@ class TaskCache(Cache):
         vars(self).update(vars(base))
         self.base, self.recent, self.recorded, self.asked = base, recent, {}, {}
 
-    def call(self, function: str, model: str, request: Any, compute: Callable, **hints) -> Any:
-        """The cache's call, remembering the request under its key (the driver checks the two agree)."""
+    def answered(self, function: str, model: str, request: Any, compute: Callable, **hints) -> tuple:
+        """The cache's call (`call` comes here too), remembering the request under its key (the driver
+        checks the two agree)."""
         with _worker_lock:
             self.asked[request_key(function, model, request)] = {"function": function, "model": model,
                                                                  "request": request}
-        return super().call(function, model, request, compute, **hints)
+        return super().answered(function, model, request, compute, **hints)
 
     def lookup(self, key: str, function: str | None = None) -> dict | None:
         with _worker_lock:
