@@ -81,6 +81,7 @@ CHECK_FAILED = "check_failed"
 WORKER_LOST = "worker_lost"
 WORKER_RESULT_INVALID = "worker_result_invalid"
 FABRICATED_QUOTE = "fabricated_quote"
+ROBOTS_DISALLOWED = "robots_disallowed"
 
 
 @dataclass(frozen=True)
@@ -119,10 +120,16 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason(JUDGE_OUTPUT_INVALID, NOT_FOUND, False, "the judge answered off its contract"),
     Reason(JUDGE_CALL_BUDGET, NOT_FOUND, False,
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
+    Reason(ROBOTS_DISALLOWED, UNREACHABLE, False,
+           "the site's robots.txt disallows the URL for our user agent, or could not be read (a 5xx, a "
+           "network error, its deadline): complete disallow (RFC 9309); never fetched, never judged. The "
+           "decision is kept ROBOTS_MAX_AGE per host, not in the page cache"),
     Reason(CACHE_MISS, UNREACHABLE, False, "a dry run's cache does not hold the call (API only)"),
     Reason(CRAWL_FAILED, UNREACHABLE, True,
            "timeouts (FETCH_DEADLINE in all), connection errors, unreadable answers, 5xx after retries"),
-    Reason(RATE_LIMITED, UNREACHABLE, True, "the origin answered 429 after the retries"),
+    Reason(RATE_LIMITED, UNREACHABLE, True,
+           "the origin answered 429 after the retries, or asked (Retry-After) for a wait FETCH_DEADLINE "
+           "does not leave"),
     Reason(BOT_CHALLENGE, UNREACHABLE, True,
            "a short page (any status) that is a robot check: CAPTCHA, 'checking your browser', 'denied'"),
     Reason(ACCESS_DENIED, UNREACHABLE, True,
