@@ -169,8 +169,8 @@ def _attempt(url: str, client, backend, settings: Settings, limit: HostLimit | N
         return _Transient(last[0], None)
     except inflate.BadEncoding:           # corrupt or cut short: what a broken connection leaves
         return _Transient(*last)
-    except HostBusy as exc:               # no slot of the host's limit before the deadline
-        return _Transient(last[0], None, RATE_LIMITED if exc.deferred else CRAWL_FAILED)
+    except HostBusy as exc:               # no slot of the host's limit before the deadline: not retried
+        return _Transient(last[0], None, RATE_LIMITED if exc.deferred else CRAWL_FAILED, exc.seconds)
     return failed(url, last[0], None, NAME, TOO_MANY_REDIRECTS) if outcome is None else outcome
 
 
@@ -193,7 +193,7 @@ def fetch_direct(url: str, settings: Settings, sleep: Callable[[float], None], p
 
     def asked(outcome) -> float | None:
         if isinstance(outcome, _Transient) and outcome.retry_after is not None:
-            if limit is not None:
+            if limit is not None and outcome.status in ASKS_TO_WAIT:      # the origin asked, not our limit
                 limit.defer(outcome.final_url, outcome.retry_after)
             return outcome.retry_after
         return None

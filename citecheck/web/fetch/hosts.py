@@ -25,11 +25,12 @@ from .deadline import Budget
 
 
 class HostBusy(Exception):
-    """No slot for the origin within the fetch's deadline; `deferred`: the origin asked for the wait."""
+    """No slot for the origin within the fetch's deadline; `seconds`: the wait it would have needed (0: a
+    slot never freed), `deferred`: the origin asked for that wait."""
 
-    def __init__(self, message: str, deferred: bool = False):
+    def __init__(self, message: str, seconds: float = 0.0, deferred: bool = False):
         super().__init__(message)
-        self.deferred = deferred
+        self.seconds, self.deferred = seconds, deferred
 
 
 @dataclass
@@ -61,7 +62,8 @@ class HostLimit:
                 if state.next_start - now >= left:
                     deferred = state.deferred_until - now >= left
                     self._forget(key, state)
-                    raise HostBusy(f"{key[1]}: no request slot before the fetch's deadline", deferred)
+                    raise HostBusy(f"{key[1]}: no request slot before the fetch's deadline",
+                                   state.next_start - now, deferred)
                 if left <= 0:
                     raise HostBusy(f"{key[1]}: no request slot before the fetch's deadline")
                 wait = state.next_start - now if state.in_flight < self.concurrency else left
