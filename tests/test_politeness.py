@@ -70,6 +70,17 @@ def test_a_batch_never_has_more_than_host_concurrency_requests_in_flight_per_hos
     assert one.peak == two.peak == 2                 # the limit held, and was reached (8 threads could do 8)
 
 
+def test_a_cluster_batch_holds_the_limit_cluster_wide(tmp_path, make_ctx):
+    """Two workers of two threads each: the origin still sees at most HOST_CONCURRENCY at once."""
+    with Counting() as origin:
+        claims = [{"id": f"c{i}", "claim": "Water boils.", "urls": [origin.url + f"/p{i}"]} for i in range(8)]
+        path = tmp_path / "claims.jsonl"
+        path.write_text("".join(json.dumps(c) + "\n" for c in claims), encoding="utf-8")
+        result = batch.run_batch(path, polite(make_ctx), concurrency=4, cluster="local:2")
+    assert {row["reason"] for row in result.rows} == {"http_404"}
+    assert origin.peak == 2
+
+
 def test_starts_to_one_host_are_spaced_by_host_rate(make_ctx):
     ctx = polite(make_ctx, host_concurrency=8, host_rate=5.0)
     with Counting(seconds=0.0) as origin:

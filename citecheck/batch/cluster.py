@@ -26,6 +26,8 @@ Rules:
   fetched once per worker even before the driver has stored it.
 - At most BATCH_CONCURRENCY outside calls (crawls and judge calls: every compute the cache makes) are in
   flight across the cluster: each holds a lease of one Dask Semaphore (`limited()`).
+- The per-host limit is cluster-wide too (`host_lease`): a citation runs holding a lease of its origin's
+  Dask Semaphore (HOST_CONCURRENCY leases), and its task paces its requests at HOST_RATE / HOST_CONCURRENCY.
 - A worker that dies mid-citation: the scheduler runs that task again on another worker (up to its
   allowed-failures); a citation whose workers kept dying becomes not_found / worker_lost, which is
   transient, so a resumed batch checks it again. No citation is lost, none is written twice.
@@ -49,9 +51,10 @@ from urllib.parse import urlsplit
 from .. import config
 from ..cache import FIELDS, OFF, Cache, CacheError, HoldsSecret, checked
 from ..config import Settings
-from ..context import RunContext, open_cache
+from ..context import Clients, RunContext, open_cache
 from ..matching.spans import is_span
 from ..verdict.review import Gate, gated
+from ..web.robots import origin
 from ..vocabulary import (CONTRADICTED, LABELS, NOT_FOUND, STATUSES, SUPPORTED, WORKER_LOST,
                           WORKER_RESULT_INVALID, CitationRow, known_reason)
 from .citation import check_one, setting_errors
@@ -196,6 +199,8 @@ def _within(address: str, timeout: float, connecting: Callable):
 _limit = threading.local()
 _worker_caches: dict[tuple, tuple[Cache, collections.OrderedDict]] = {}
 _worker_lock = threading.Lock()
+_worker_clients = Clients()
+"""A worker's long-lived clients, shared by its tasks: its connections, robots.txt answers and host limit."""
 
 
 def limited():
@@ -243,18 +248,29 @@ def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
     [[key, entry], ...]}."""
     base, recent = _worker_cache(settings)
     cache = TaskCache(base, recent)
-    ctx = RunContext.build(settings, cache)
+    paced = settings.replace(host_rate=settings.host_rate / settings.host_concurrency)
+    ctx = RunContext.build(paced, cache, _worker_clients)
 
     def pipeline(claim: str, url: str) -> dict:
         from ..verify import verify_citation
         return verify_citation(claim, url, ctx, threshold, with_passages=True, quotes=quotes)
     _limit.semaphore = semaphore
     try:
-        row = check_one(verify or pipeline, claim, url, threshold)
+        with host_lease(semaphore, settings, url):
+            row = check_one(verify or pipeline, claim, url, threshold)
         return json.dumps({"row": row, "recorded": [list(item) for item in cache.recorded.items()]},
                           ensure_ascii=False)
     finally:
         _limit.semaphore = None
+
+
+def host_lease(calls, settings: Settings, url: str):
+    """The cluster-wide per-host limit: a lease of the run's Dask Semaphore for the URL's origin, at most
+    HOST_CONCURRENCY citations of one origin at once; a citation's requests to it are sequential and paced
+    at HOST_RATE / HOST_CONCURRENCY by its task, so the origin sees at most HOST_RATE a second in all."""
+    from distributed import Semaphore
+    scheme, host, port = origin(url)
+    return Semaphore(max_leases=settings.host_concurrency, name=f"{calls.name}-host-{scheme}://{host}:{port}")
 
 
 # ---------------------------------------------------------------- on the driver
