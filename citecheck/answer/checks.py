@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import check
-from ..batch.pool import run_pool
+from ..batch.pool import interleaved, run_pool
 from ..context import RunContext
 from ..extract.local import LocalFiles
 from ..extract.parsed import Link, Quote, local_file
@@ -69,7 +69,7 @@ def _web(markers: list[Marker], ctx: RunContext, gate: Gate) -> dict[str, Checke
         carried.extend([m.source.quote] * (bool(m.source.quote) and m.source.quote not in carried))
     def verified(key: tuple[str, str]) -> dict:
         return verify_citation(key[0], key[1], ctx, gate, quotes=texts[key])
-    rows = dict(run_pool(verified, list(texts), ctx.settings.batch_concurrency))
+    rows = dict(run_pool(verified, interleaved(list(texts)), ctx.settings.batch_concurrency))
     out = {}
     for m in markers:
         row = rows[(m.claim, m.source.url)]

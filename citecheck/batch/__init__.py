@@ -45,7 +45,7 @@ from ..web import netguard
 from .citation import Verify, check_one
 from .claims import Claim, Parsed, parse_lines, read_claims
 from .inputs import INPUT_FORMATS, read_input
-from .pool import run_pool
+from .pool import interleaved, run_pool
 from .report_csv import CSV_COLUMNS, write_csv
 
 __all__ = ["BatchResult", "Claim", "Parsed", "CSV_COLUMNS", "check_claims", "check_one", "counts",
@@ -137,7 +137,8 @@ def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int
         from .cluster import run_cluster
         return run_cluster(todo, ctx, cluster, concurrency, threshold, verify)
     if verify is not None:
-        return run_pool(lambda item: check_one(verify, item[0].claim, item[1], threshold), todo, concurrency)
+        return run_pool(lambda item: check_one(verify, item[0].claim, item[1], threshold), interleaved(todo),
+                        concurrency)
     from ..verify import verify_citation
 
     def check(item: tuple[Claim, str]) -> dict:
@@ -145,7 +146,7 @@ def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int
         return check_one(lambda text, cited: verify_citation(text, cited, ctx, threshold, with_passages=True,
                                                              quotes=claim.carried(cited)),
                          claim.claim, url, threshold)
-    return run_pool(check, todo, concurrency)
+    return run_pool(check, interleaved(todo), concurrency)
 
 
 # ---------------------------------------------------------------- CLI

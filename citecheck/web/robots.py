@@ -179,10 +179,13 @@ def robots_url(url: str) -> str:
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
-    """(scheme, host, port): what one robots.txt covers."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+    """(scheme, host, port): what one robots.txt covers (a URL that is not one: ("", url, None))."""
+    try:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+    except ValueError:                       # an unclosed [IPv6 or a non-numeric port
+        return "", url, None
 
 
 class _Entry:
