@@ -213,6 +213,14 @@ def test_an_unresolvable_host_keeps_its_own_reason(make_ctx):
 
 # ---------------------------------------------------------------- Crawlbase and batch
 
+def test_through_crawlbase_a_robots_txt_this_machine_cannot_reach_does_not_stop_the_crawl(make_ctx):
+    """A host that does not resolve here may resolve for Crawlbase (a machine whose only way out is Crawlbase)."""
+    with CrawlingStandIn(lambda call: Answer(body="Water boils at 100 degrees. " * 20)) as api:
+        ctx = make_ctx(secrets={"CRAWLBASE_TOKEN": NORMAL_TOKEN}, crawlbase_api_url=api.url, **POLITE)
+        result = fetch.fetch("https://kettle.invalid/page", ctx)
+    assert result.label is None and len(api.calls) == 1
+
+
 def test_crawlbase_is_not_asked_for_a_disallowed_page(make_ctx):
     """The Crawling API has no robots.txt option: the driver reads robots.txt itself before asking."""
     with site((200, {}, "User-agent: *\nDisallow: /private\n")) as origin, \

@@ -16,6 +16,8 @@ Rules:
   fetched, not judged, and not recorded in the page cache (the run's `robots.Robots` keeps the decision
   ROBOTS_MAX_AGE), so a changed robots.txt or CITECHECK_IGNORE_ROBOTS=1 takes effect. A replayed page
   stands as recorded: replay never reads robots.txt. Every request holds a slot of the run's host limit.
+  Through Crawlbase, a robots.txt this machine may not reach (netguard: no DNS answer here, a private
+  address) is not ours to read: Crawlbase is asked.
 - A transient result (crawl_failed, rate_limited, bot_challenge, dns_failure, blocked_address, …: see
   citecheck.vocabulary) is returned but NOT cached: a passing outage must not become a permanent
   verdict, so a live run tries again (offline, it is a cache miss).
@@ -124,8 +126,10 @@ def host_limit(ctx: RunContext) -> HostLimit:
 
 
 def robots_refusal(url: str, ctx: RunContext, budget: Budget, name: str) -> FetchResult | None:
-    """unreachable / robots_disallowed when `url`'s robots.txt keeps us out (module rules), else None;
-    a robots.txt the guard refuses is the page's own refusal (dns_failure, blocked_address, ...)."""
+    """unreachable / robots_disallowed when `url`'s robots.txt keeps us out (module rules), else None.
+    A robots.txt the guard refuses (a host that does not resolve here, a private address): fetched
+    directly, the page would be refused the same way, so that is its row (dns_failure, blocked_address,
+    ...); through Crawlbase, which reaches what this machine may not, Crawlbase is asked."""
     settings = ctx.settings
     if settings.ignore_robots:
         return None
@@ -136,7 +140,7 @@ def robots_refusal(url: str, ctx: RunContext, budget: Budget, name: str) -> Fetc
     try:
         verdict = kept.verdict(url, read, budget.remaining())
     except netguard.BlockedURL as exc:
-        return direct.blocked(url, exc)
+        return None if name == crawlbase.NAME else direct.blocked(url, exc)
     if verdict.allowed:
         return None
     return failed(url, None, None, name, ROBOTS_DISALLOWED, detail=verdict.detail)
