@@ -2,16 +2,16 @@
 
 A script that prints numbers, not a timed test:
 
-    .venv/bin/python benchmarks/bench_politeness.py                          # 1,000 citations, 5 hosts, rate 20/s
+    .venv/bin/python benchmarks/bench_politeness.py                     # 1,000 citations, 5 hosts, rate 20/s
     .venv/bin/python benchmarks/bench_politeness.py --rate 1                  # the shipped HOST_RATE (~200 s)
     .venv/bin/python benchmarks/bench_politeness.py --citations 200 --unlimited   # what the limit prevents
 
 Each host is a stand-in origin on its own port of 127.0.0.1 (an origin is scheme, host and port), allowed
 through CITECHECK_ALLOW_HOSTS (`Settings.allowing`), never CITECHECK_ALLOW_PRIVATE. Its robots.txt
-disallows /private/ (every tenth citation of each host); every other page answers 404 after `--latency` seconds, so the
-rows are settled by the fetch alone (no judge) and the run measures the fetch path: robots.txt, the host
-limit, the batch's threads (`--batch-concurrency`). The real pipeline runs (`batch.run_batch`,
-`verify.verify_citation`, the direct fetcher) over a fresh cache and audit DB.
+disallows /private/ (every tenth citation of each host); every other page answers 404 after `--latency`
+seconds, so the rows are settled by the fetch alone (no judge) and the run measures the fetch path:
+robots.txt, the host limit, the batch's threads (`--batch-concurrency`). The real pipeline runs
+(`batch.run_batch`, `verify.verify_citation`, the direct fetcher) over a fresh cache and audit DB.
 
 Printed: per host, the most requests it ever had in flight at once (server-side) against HOST_CONCURRENCY,
 the requests it saw and the shortest gap between two starts against 1 / HOST_RATE; requests for
@@ -72,10 +72,12 @@ class Host:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--citations", type=int, default=1000)
     parser.add_argument("--hosts", type=int, default=5)
-    parser.add_argument("--concurrency", type=int, default=Settings().host_concurrency, help="HOST_CONCURRENCY")
+    parser.add_argument("--concurrency", type=int, default=Settings().host_concurrency,
+                        help="HOST_CONCURRENCY")
     parser.add_argument("--rate", type=float, default=20.0, help="HOST_RATE (shipped: 1)")
     parser.add_argument("--batch-concurrency", type=int, default=8, help="BATCH_CONCURRENCY")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds each page takes to answer")
@@ -112,10 +114,12 @@ def main() -> int:
           f"latency {args.latency:g} s; limit: {limit}")
     print("host   max_in_flight  limit  requests  min_gap_s  1/rate_s")
     for n, host in enumerate(hosts, 1):
-        print(f"{n:<6} {host.peak:>13}  {concurrency if not args.unlimited else '-':>5}  {len(host.starts):>8}  "
+        shown = "-" if args.unlimited else concurrency
+        print(f"{n:<6} {host.peak:>13}  {shown:>5}  {len(host.starts):>8}  "
               f"{host.min_gap():>9.4f}  {1 / rate:>8.4f}")
     worst = max(host.peak for host in hosts)
-    print(f"max_in_flight_any_host={worst} limit={concurrency} held={'yes' if worst <= concurrency else 'NO'}")
+    held = "yes" if worst <= concurrency else "NO"
+    print(f"max_in_flight_any_host={worst} limit={concurrency} held={held}")
     print(f"requests_for_disallowed_paths={sum(host.private for host in hosts)}")
     print(f"rows: {dict(sorted(reasons.items(), key=lambda kv: str(kv[0])))}")
     print(f"seconds={seconds:.1f} citations_per_second={args.citations / seconds:.1f} "

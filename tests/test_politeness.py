@@ -19,7 +19,8 @@ from citecheck.web.fetch import direct
 from citecheck.web.fetch.deadline import Budget
 from citecheck.web.fetch.hosts import HostBusy, HostLimit
 
-PAGE = "<html><body><article><p>" + "Water boils at 100 degrees at sea level. " * 20 + "</p></article></body></html>"
+PAGE = ("<html><body><article><p>" + "Water boils at 100 degrees at sea level. " * 20
+        + "</p></article></body></html>")
 
 
 class Counting:

@@ -61,7 +61,8 @@ def test_non_ascii_and_escapes_compare_percent_encoded():
 
 
 def test_malformed_lines_are_skipped_not_fatal():
-    data = b"\xff\xfe garbage\nUser-agent *\nno colon here\nUser-agent: *\nCrawl-delay: ten\nDisallow: /no\n\x00"
+    data = (b"\xff\xfe garbage\nUser-agent *\nno colon here\nUser-agent: *\nCrawl-delay: ten\n"
+            b"Disallow: /no\n\x00")
     parsed = robots.parse(data)
     assert parsed.verdict("http://h/no").allowed is False and parsed.verdict("http://h/yes").allowed
 
@@ -195,7 +196,7 @@ def test_a_huge_robots_txt_is_read_only_to_its_limit_within_the_deadline(make_ct
                                        drip(response(200, length=10_000), b"User-agent: *\n" * 800, 0.05)],
                          ids=["stall", "stall-after-head", "drip"])
 def test_a_slow_robots_txt_is_unreachable_within_the_deadline(make_ctx, behaviour):
-    """robots.txt shares the page's FETCH_DEADLINE; one that does not arrive in time is a complete disallow."""
+    """robots.txt shares the page's FETCH_DEADLINE; one not there in time is a complete disallow."""
     with SlowOrigin(routes({"/robots.txt": behaviour})) as origin:
         ctx = make_ctx(allow_private=True, fetch_deadline=1.5, fetch_timeout=1.0, **POLITE)
         started = time.monotonic()
@@ -214,7 +215,7 @@ def test_an_unresolvable_host_keeps_its_own_reason(make_ctx):
 # ---------------------------------------------------------------- Crawlbase and batch
 
 def test_through_crawlbase_a_robots_txt_this_machine_cannot_reach_does_not_stop_the_crawl(make_ctx):
-    """A host that does not resolve here may resolve for Crawlbase (a machine whose only way out is Crawlbase)."""
+    """A host that does not resolve here may resolve for Crawlbase (a machine whose way out is Crawlbase)."""
     with CrawlingStandIn(lambda call: Answer(body="Water boils at 100 degrees. " * 20)) as api:
         ctx = make_ctx(secrets={"CRAWLBASE_TOKEN": NORMAL_TOKEN}, crawlbase_api_url=api.url, **POLITE)
         result = fetch.fetch("https://kettle.invalid/page", ctx)
@@ -243,6 +244,7 @@ def test_a_batch_labels_disallowed_rows_without_fetching_them(tmp_path, make_ctx
         path.write_text("".join(json.dumps(c) + "\n" for c in claims), encoding="utf-8")
         result = batch.run_batch(path, make_ctx(allow_private=True, **POLITE), concurrency=4)
     private = [row for row in result.rows if "/private/" in row["url"]]
-    assert len(private) == 5 and {(r["label"], r["reason"]) for r in private} == {(UNREACHABLE, ROBOTS_DISALLOWED)}
+    assert len(private) == 5
+    assert {(r["label"], r["reason"]) for r in private} == {(UNREACHABLE, ROBOTS_DISALLOWED)}
     assert not any(p.startswith("/private/") for p in paths(server))
     assert paths(server).count("/robots.txt") == 1 and "/gone" in paths(server)

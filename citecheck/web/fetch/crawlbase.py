@@ -257,8 +257,8 @@ def escalation(settings: Settings) -> str:
     return "CRAWLBASE_JS_TOKEN" if settings.secrets.has("CRAWLBASE_JS_TOKEN") else "javascript=true"
 
 
-def fetch_crawlbase(url: str, settings: Settings, sleep: Callable[[float], None], limit: HostLimit | None = None,
-                    budget: Budget | None = None) -> FetchResult:
+def fetch_crawlbase(url: str, settings: Settings, sleep: Callable[[float], None],
+                    limit: HostLimit | None = None, budget: Budget | None = None) -> FetchResult:
     """One page through the Crawling API (module rules), each call in a slot of the page's origin
     (`limit`), within `budget` (default: FETCH_DEADLINE from now); transient failures raise Uncached."""
     settings.secrets.require("CRAWLBASE_TOKEN")

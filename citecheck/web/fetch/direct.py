@@ -161,8 +161,8 @@ def _attempt(url: str, client, backend, settings: Settings, limit: HostLimit | N
         return _page(url, current, settings.extract_max_seconds, response.status_code, *body,
                      wait=retry_after(response.headers.get("retry-after")))
     try:
-        outcome = _follow(url, client, backend, settings, limit, budget or Budget(settings.fetch_deadline), read,
-                          at=last)
+        outcome = _follow(url, client, backend, settings, limit, budget or Budget(settings.fetch_deadline),
+                          read, at=last)
     except httpx.InvalidURL:
         return failed(url, last[0], None, NAME, INVALID_URL)
     except httpx.RequestError:            # timeouts (the deadline's too), refused / reset connections
@@ -213,7 +213,8 @@ def blocked(url: str, exc: netguard.BlockedURL) -> FetchResult:
     return failed(url, None, None, NAME, _GUARD_REASONS.get(exc.reason, BLOCKED_ADDRESS))
 
 
-def get_robots(url: str, settings: Settings, pool, limit: HostLimit | None, budget: Budget) -> robots.RobotsFile:
+def get_robots(url: str, settings: Settings, pool, limit: HostLimit | None,
+               budget: Budget) -> robots.RobotsFile:
     """`url`'s robots.txt read over the run's `pool` within `budget` (`robots` rules): the first
     MAX_BYTES, robots.MAX_REDIRECTS hops; the guard's refusal (netguard.BlockedURL) propagates."""
     import httpx
