@@ -14,7 +14,9 @@ robots.txt, the host limit, the batch's threads (`--batch-concurrency`). The rea
 (`batch.run_batch`, `verify.verify_citation`, the direct fetcher) over a fresh cache and audit DB.
 
 Printed: per host, the most requests it ever had in flight at once (server-side) against HOST_CONCURRENCY,
-the requests it saw and the shortest gap between two starts against 1 / HOST_RATE; requests for
+the requests it saw, the shortest gap between two starts against 1 / HOST_RATE (the client spaces its
+starts exactly; the server sees them with the network's and the GIL's jitter) and the most starts within
+any one second against HOST_RATE; requests for
 disallowed paths (must be 0); the wall time and citations a second. `--unlimited` lifts the limit
 (HOST_CONCURRENCY 1000, HOST_RATE 1e6) to show the in-flight counts the batch reaches without it.
 """
@@ -70,6 +72,15 @@ class Host:
     def min_gap(self) -> float:
         return min((b - a for a, b in zip(self.starts, self.starts[1:])), default=float("nan"))
 
+    def max_per_second(self) -> int:
+        """The most requests that started within any one second (server-side)."""
+        starts, most, first = sorted(self.starts), 0, 0
+        for last, when in enumerate(starts):
+            while when - starts[first] >= 1.0:
+                first += 1
+            most = max(most, last - first + 1)
+        return most
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
@@ -112,11 +123,11 @@ def main() -> int:
     limit = "none (--unlimited)" if args.unlimited else f"HOST_CONCURRENCY={concurrency} HOST_RATE={rate:g}/s"
     print(f"{args.citations} citations over {args.hosts} hosts, BATCH_CONCURRENCY={args.batch_concurrency}, "
           f"latency {args.latency:g} s; limit: {limit}")
-    print("host   max_in_flight  limit  requests  min_gap_s  1/rate_s")
+    print("host   max_in_flight  limit  requests  min_gap_s  1/rate_s  max_per_s  rate")
     for n, host in enumerate(hosts, 1):
         shown = "-" if args.unlimited else concurrency
         print(f"{n:<6} {host.peak:>13}  {shown:>5}  {len(host.starts):>8}  "
-              f"{host.min_gap():>9.4f}  {1 / rate:>8.4f}")
+              f"{host.min_gap():>9.4f}  {1 / rate:>8.4f}  {host.max_per_second():>9}  {rate:>4g}")
     worst = max(host.peak for host in hosts)
     held = "yes" if worst <= concurrency else "NO"
     print(f"max_in_flight_any_host={worst} limit={concurrency} held={held}")
