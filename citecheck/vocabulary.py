@@ -122,8 +122,9 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
     Reason(ROBOTS_DISALLOWED, UNREACHABLE, False,
            "the site's robots.txt disallows the URL for our user agent, or could not be read (a 5xx, a "
-           "network error, its deadline): complete disallow (RFC 9309); never fetched, never judged. The "
-           "decision is kept ROBOTS_MAX_AGE per host, not in the page cache"),
+           "network error, its deadline): complete disallow (RFC 9309); never fetched, never judged. Not "
+           "transient, but kept only ROBOTS_MAX_AGE (per host in a run, a resumed batch's row), never in "
+           "the page cache"),
     Reason(CACHE_MISS, UNREACHABLE, False, "a dry run's cache does not hold the call (API only)"),
     Reason(CRAWL_FAILED, UNREACHABLE, True,
            "timeouts (FETCH_DEADLINE in all), connection errors, unreadable answers, 5xx after retries"),

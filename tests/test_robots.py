@@ -248,3 +248,17 @@ def test_a_batch_labels_disallowed_rows_without_fetching_them(tmp_path, make_ctx
     assert {(r["label"], r["reason"]) for r in private} == {(UNREACHABLE, ROBOTS_DISALLOWED)}
     assert not any(p.startswith("/private/") for p in paths(server))
     assert paths(server).count("/robots.txt") == 1 and "/gone" in paths(server)
+
+
+def test_a_resumed_batch_keeps_a_disallowed_row_for_robots_max_age_then_checks_again(tmp_path, make_ctx):
+    with site((200, {}, "User-agent: *\nDisallow: /private/\n")) as server:
+        path = tmp_path / "claims.jsonl"
+        path.write_text(json.dumps({"id": "c", "claim": "Water boils.", "urls": [server.url + "/private/x"]})
+                        + "\n", encoding="utf-8")
+        ctx = make_ctx(allow_private=True, **POLITE)
+        first = batch.run_batch(path, ctx)
+        server.handler = lambda request: (404, {}, "gone")             # robots.txt gone, the page too
+        kept = batch.run_batch(path, ctx.replace(robots_max_age=3600.0))
+        again = batch.run_batch(path, ctx.replace(robots_max_age=0.001))
+    assert first.rows[0]["reason"] == kept.rows[0]["reason"] == ROBOTS_DISALLOWED and kept.decided == 0
+    assert again.decided == 1 and again.rows[0]["reason"] == "http_404"

@@ -13,7 +13,7 @@ Rules:
   is
   read back, not redone, `method` included, so a killed batch resumes where it stopped. A row whose
   reason is transient (`vocabulary.TRANSIENT`: the crawl or the judge could not be reached) is
-  tried again. The journal's `model` and `method` are the ones that answered (`verify_citation`).
+  tried again; so is a robots_disallowed row decided ROBOTS_MAX_AGE ago or more. The journal's `model` and `method` are the ones that answered (`verify_citation`).
 - At most BATCH_CONCURRENCY citations are in flight (`batch.pool`), or, with --cluster, outside calls
   across the cluster's workers (`batch.cluster`); rows are written by the calling thread only. The CSV
   report is `batch.report_csv`; `--report` writes the HTML one (`report_html`).
@@ -28,6 +28,7 @@ Imports: everything below the flows, `extract` (an answer as input) and `verify`
 """
 from __future__ import annotations
 
+import datetime as _dt
 import logging
 import sys
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from ..verdict import ci_gate
 from ..verdict.aggregate import overall
 from ..verdict.precision import counts, precision_lines, ratios
 from ..verdict.review import Gate, gate_of, gated
-from ..vocabulary import BatchRow, is_transient
+from ..vocabulary import ROBOTS_DISALLOWED, BatchRow, is_transient
 from ..web import netguard
 from .citation import Verify, check_one
 from .claims import Claim, Parsed, parse_lines, read_claims
@@ -63,9 +64,20 @@ class BatchResult:
     counts: dict = field(default_factory=dict)
 
 
-def _fresh(row: dict | None, claim: Claim, quote: str | None, models: set[str]) -> bool:
+def _fresh(row: dict | None, claim: Claim, quote: str | None, models: set[str],
+           robots_max_age: float) -> bool:
     return (row is not None and row["claim"] == claim.claim and row["model"] in models
-            and (row.get("quote") or None) == quote and not is_transient(row["reason"]))
+            and (row.get("quote") or None) == quote and not is_transient(row["reason"])
+            and not _robots_expired(row, robots_max_age))
+
+
+def _robots_expired(row: dict, max_age: float) -> bool:
+    """A robots_disallowed row stands ROBOTS_MAX_AGE from its decision; then its URL is checked again."""
+    if row["reason"] != ROBOTS_DISALLOWED:
+        return False
+    utc = _dt.timezone.utc
+    decided = _dt.datetime.strptime(row["decided_at"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=utc)
+    return (_dt.datetime.now(utc) - decided).total_seconds() >= max_age
 
 
 def _progress(total: int, show: bool):
@@ -112,7 +124,8 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
     try:
         rows = audit.decided(conn, batch)
         todo = [(c, url) for c in claims for url in c.urls
-                if not _fresh(rows.get((c.id, url)), c, quote[(c.id, url)], models)]
+                if not _fresh(rows.get((c.id, url)), c, quote[(c.id, url)], models,
+                              ctx.settings.robots_max_age)]
         _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
         with _progress(len(todo), progress) as bar:
             for (c, url), result in _runner(todo, ctx, verify, concurrency, threshold, cluster):
