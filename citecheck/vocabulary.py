@@ -82,6 +82,7 @@ WORKER_LOST = "worker_lost"
 WORKER_RESULT_INVALID = "worker_result_invalid"
 FABRICATED_QUOTE = "fabricated_quote"
 ROBOTS_DISALLOWED = "robots_disallowed"
+ROBOTS_UNREACHABLE = "robots_unreachable"
 
 
 @dataclass(frozen=True)
@@ -121,10 +122,9 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason(JUDGE_CALL_BUDGET, NOT_FOUND, False,
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
     Reason(ROBOTS_DISALLOWED, UNREACHABLE, False,
-           "the site's robots.txt disallows the URL for our user agent, or could not be read (a 5xx, a "
-           "network error, its deadline): complete disallow (RFC 9309); never fetched, never judged. Not "
-           "transient, but kept only ROBOTS_MAX_AGE (per host in a run, a resumed batch's row), never in "
-           "the page cache"),
+           "the site's robots.txt disallows the URL for our user agent (RFC 9309): never fetched, never "
+           "judged. Not transient, but kept only ROBOTS_MAX_AGE (per host in a run, a resumed batch's row), "
+           "never in the page cache"),
     Reason(CACHE_MISS, UNREACHABLE, False, "a dry run's cache does not hold the call (API only)"),
     Reason(CRAWL_FAILED, UNREACHABLE, True,
            "timeouts (FETCH_DEADLINE in all), connection errors, unreadable answers, 5xx after retries"),
@@ -140,6 +140,9 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason(PAGE_TOO_COMPLEX, NOT_FOUND, True,
            "extracting an HTML page's text passed EXTRACT_MAX_SECONDS or the parsers' memory cap"),
     Reason(FETCH_ERROR, UNREACHABLE, True, "the fetcher raised an unexpected error (its type in the log)"),
+    Reason(ROBOTS_UNREACHABLE, UNREACHABLE, True,
+           "the site's robots.txt could not be read (429, a 5xx, a network error, FETCH_DEADLINE): complete "
+           "disallow (RFC 9309); the page is neither fetched nor judged"),
     Reason(DNS_FAILURE, UNREACHABLE, True, "the host does not resolve"),
     Reason(BLOCKED_ADDRESS, UNREACHABLE, True, "the SSRF guard refused the address"),
     Reason(BLOCKED_URL, UNREACHABLE, True, "blocked_address's name in early releases (old audit rows)"),

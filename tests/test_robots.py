@@ -11,7 +11,7 @@ from standins.http import StandIn
 from standins.slow_origin import SlowOrigin, drip, response, routes, stall
 
 from citecheck import batch
-from citecheck.vocabulary import REASONS, ROBOTS_DISALLOWED, UNREACHABLE, is_transient
+from citecheck.vocabulary import REASONS, ROBOTS_DISALLOWED, ROBOTS_UNREACHABLE, UNREACHABLE, is_transient
 from citecheck.web import fetch, robots
 from citecheck.web.fetch import direct
 
@@ -89,8 +89,9 @@ def test_what_each_status_means(status, allowed):
     assert parsed.everything is allowed
 
 
-def test_robots_disallowed_is_unreachable_and_not_transient():
+def test_robots_disallowed_is_unreachable_and_not_transient_and_unreadable_is_transient():
     assert REASONS[ROBOTS_DISALLOWED].label == UNREACHABLE and not is_transient(ROBOTS_DISALLOWED)
+    assert REASONS[ROBOTS_UNREACHABLE].label == UNREACHABLE and is_transient(ROBOTS_UNREACHABLE)
 
 
 def test_the_user_agent_header_names_the_product_token():
@@ -155,7 +156,7 @@ def test_replay_never_reads_robots_txt(make_ctx):
 def test_an_unreadable_robots_txt_follows_the_standard(make_ctx, answer, allowed):
     with site(answer) as server:
         result = fetch.fetch(server.url + "/page", make_ctx(allow_private=True, **POLITE))
-    assert (result.reason != ROBOTS_DISALLOWED) is allowed
+    assert result.reason == (None if allowed else ROBOTS_UNREACHABLE)
     assert ("/page" in paths(server)) is allowed
 
 
@@ -202,7 +203,7 @@ def test_a_slow_robots_txt_is_unreachable_within_the_deadline(make_ctx, behaviou
         started = time.monotonic()
         result = fetch.fetch(origin.url + "/page", ctx)
         seconds = time.monotonic() - started
-    assert result.reason == ROBOTS_DISALLOWED and "unreachable" in result.detail
+    assert result.reason == ROBOTS_UNREACHABLE and "complete disallow" in result.detail
     assert seconds < 1.5 + 1.0
     assert [head.split(b" ")[1] for head in origin.requests] == [b"/robots.txt"]
 

@@ -80,9 +80,11 @@ class Rule:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What robots.txt says about one URL: `allowed`, and why (`detail`: the rule or the failure)."""
+    """What robots.txt says about one URL: `allowed`, and why (`detail`: the rule or the failure);
+    `read`: False when robots.txt could not be read (the disallow is the standard's, not the site's)."""
     allowed: bool
     detail: str
+    read: bool = True
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class RobotsFile:
 
     def verdict(self, url: str) -> Verdict:
         if self.everything is not None:
-            return Verdict(self.everything, self.why)
+            return Verdict(self.everything, self.why, read=self.everything)
         parts = urlsplit(url)
         path = _encoded((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
         if path == "/robots.txt":

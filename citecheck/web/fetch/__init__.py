@@ -12,8 +12,9 @@ Rules:
 - Each fetch ends within FETCH_DEADLINE seconds (`fetch.deadline`), its robots.txt read included.
 - Politeness (`citecheck.web.robots`, `fetch.hosts`): a page fetched live (the cache's compute, either
   backend, a PDF too) is first checked against its origin's robots.txt, read directly under the same
-  deadline unless CITECHECK_IGNORE_ROBOTS is set; disallowed -> unreachable / robots_disallowed, not
-  fetched, not judged, and not recorded in the page cache (the run's `robots.Robots` keeps the decision
+  deadline unless CITECHECK_IGNORE_ROBOTS is set; disallowed -> unreachable / robots_disallowed (a
+  robots.txt that could not be read: robots_unreachable, transient), not fetched, not judged, and not
+  recorded in the page cache (the run's `robots.Robots` keeps the decision
   ROBOTS_MAX_AGE), so a changed robots.txt or CITECHECK_IGNORE_ROBOTS=1 takes effect. A replayed page
   stands as recorded: replay never reads robots.txt. Every request holds a slot of the run's host limit.
   Through Crawlbase, a robots.txt this machine may not reach (netguard: no DNS answer here, a private
@@ -34,7 +35,7 @@ from urllib.parse import urlsplit
 
 from ... import cancellation, config
 from ...context import RunContext
-from ...vocabulary import FETCH_ERROR, INVALID_URL, ROBOTS_DISALLOWED, is_transient
+from ...vocabulary import FETCH_ERROR, INVALID_URL, ROBOTS_DISALLOWED, ROBOTS_UNREACHABLE, is_transient
 from .. import netguard, robots
 from . import crawlbase, direct, pdf
 from .crawlbase import CrawlbaseRejected
@@ -143,4 +144,5 @@ def robots_refusal(url: str, ctx: RunContext, budget: Budget, name: str) -> Fetc
         return None if name == crawlbase.NAME else direct.blocked(url, exc)
     if verdict.allowed:
         return None
-    return failed(url, None, None, name, ROBOTS_DISALLOWED, detail=verdict.detail)
+    return failed(url, None, None, name, ROBOTS_DISALLOWED if verdict.read else ROBOTS_UNREACHABLE,
+                  detail=verdict.detail)
