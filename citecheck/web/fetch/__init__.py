@@ -40,7 +40,7 @@ from .. import netguard, robots
 from . import crawlbase, direct, pdf
 from .crawlbase import CrawlbaseRejected
 from .deadline import Budget
-from .hosts import HostLimit
+from .hosts import HostLimit, Slots
 from .pages import FetchResult, Uncached, failed, is_soft_404, non_space, settle
 
 __all__ = ["FetchResult", "CrawlbaseRejected", "backend", "fetch", "is_soft_404", "non_space", "settle"]
@@ -119,10 +119,14 @@ def fetch(url: str, ctx: RunContext, *, sleep: Callable[[float], None] = time.sl
     return FetchResult.from_dict(answer)
 
 
-def host_limit(ctx: RunContext) -> HostLimit:
+HOST_LIMIT = "hosts"
+"""The name of the run's host limit among its clients (a cluster worker puts its cluster-wide one there)."""
+
+
+def host_limit(ctx: RunContext) -> Slots:
     """The run's per-host limit (HOST_CONCURRENCY, HOST_RATE), shared by every thread using `ctx`."""
     settings = ctx.settings
-    return ctx.client(("hosts", settings.host_concurrency, settings.host_rate),
+    return ctx.client((HOST_LIMIT, settings.host_concurrency, settings.host_rate),
                       lambda: HostLimit(settings.host_concurrency, settings.host_rate))
 
 

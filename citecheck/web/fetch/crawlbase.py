@@ -39,7 +39,7 @@ from ...config import MissingSetting, Settings
 from ...vocabulary import EMPTY_PAGE, INVALID_URL, NOT_FOUND, UNSUPPORTED_CONTENT
 from . import inflate
 from .deadline import Budget
-from .hosts import HostBusy, HostLimit
+from .hosts import HostBusy, Slots
 from .pages import THIN_CHARS, FetchResult, Uncached, failed, final, non_space, retrying, settled
 
 CRAWLBASE_OPTIONS = {"format": "md", "md_readability": "true", "store": "true"}
@@ -166,7 +166,7 @@ class _Session:
     budget: Budget
     sleep: Callable[[float], None]
     cut: bool = field(default=False)
-    limit: HostLimit | None = None
+    limit: Slots | None = None
 
     def get(self, token_name: str, url: str, options: dict):
         """One SDK call on a fresh client (an abandoned call keeps its own), abandoned at the deadline."""
@@ -258,7 +258,7 @@ def escalation(settings: Settings) -> str:
 
 
 def fetch_crawlbase(url: str, settings: Settings, sleep: Callable[[float], None],
-                    limit: HostLimit | None = None, budget: Budget | None = None) -> FetchResult:
+                    limit: Slots | None = None, budget: Budget | None = None) -> FetchResult:
     """One page through the Crawling API (module rules), each call in a slot of the page's origin
     (`limit`), within `budget` (default: FETCH_DEADLINE from now); transient failures raise Uncached."""
     settings.secrets.require("CRAWLBASE_TOKEN")

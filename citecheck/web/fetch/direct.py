@@ -41,7 +41,7 @@ from .. import netguard, robots
 from ..robots import USER_AGENT
 from . import inflate, pdf
 from .deadline import Budget
-from .hosts import HostBusy, HostLimit
+from .hosts import HostBusy, Slots
 from .html_text import TooComplex, decode, extract
 from .pages import THIN_CHARS, FetchResult, Uncached, failed, final, retrying, settled
 from .refusals import refusal
@@ -127,7 +127,7 @@ def _page(url: str, current: str, seconds: float, status: int, kind: str, raw: b
     return final(settled(url, current, status, markdown or "", None, NAME, markup))
 
 
-def _follow(url: str, client, backend, settings: Settings, limit: HostLimit | None, budget: Budget,
+def _follow(url: str, client, backend, settings: Settings, limit: Slots | None, budget: Budget,
             read: Callable, hops: int = MAX_REDIRECTS, at: list | None = None):
     """Request `url`, following up to `hops` redirects by hand, each vetted (and pinned) first and sent
     in a slot of its origin (`hosts`); `read(current, response)` reads the final answer, or returns None
@@ -147,7 +147,7 @@ def _follow(url: str, client, backend, settings: Settings, limit: HostLimit | No
     return None
 
 
-def _attempt(url: str, client, backend, settings: Settings, limit: HostLimit | None = None,
+def _attempt(url: str, client, backend, settings: Settings, limit: Slots | None = None,
              budget: Budget | None = None) -> FetchResult | _Transient:
     """One attempt: follow up to MAX_REDIRECTS hops by hand, each vetted (and pinned) first."""
     import httpx
@@ -184,7 +184,7 @@ def connections(ctx: RunContext):
 
 
 def fetch_direct(url: str, settings: Settings, sleep: Callable[[float], None], pool,
-                 limit: HostLimit | None = None, budget: Budget | None = None) -> FetchResult:
+                 limit: Slots | None = None, budget: Budget | None = None) -> FetchResult:
     """One page, fetched directly over the run's `pool` (`connections`; module rules) in `limit`'s slots,
     within `budget` (default: FETCH_DEADLINE from now); transient failures raise Uncached. A Retry-After
     (429, 503) is waited for and tried once more when the deadline leaves time, else rate_limited."""
@@ -213,7 +213,7 @@ def blocked(url: str, exc: netguard.BlockedURL) -> FetchResult:
     return failed(url, None, None, NAME, _GUARD_REASONS.get(exc.reason, BLOCKED_ADDRESS))
 
 
-def get_robots(url: str, settings: Settings, pool, limit: HostLimit | None,
+def get_robots(url: str, settings: Settings, pool, limit: Slots | None,
                budget: Budget) -> robots.RobotsFile:
     """`url`'s robots.txt read over the run's `pool` within `budget` (`robots` rules): the first
     MAX_BYTES, robots.MAX_REDIRECTS hops; the guard's refusal (netguard.BlockedURL) propagates."""

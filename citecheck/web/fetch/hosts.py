@@ -40,8 +40,30 @@ class _Origin:
     deferred_until: float = 0.0
 
 
-class HostLimit:
-    """Slots per origin (module rules)."""
+class Slots:
+    """What the fetchers ask of a host limit: `acquire(url, budget)` -> its release, `defer`, `slot`."""
+
+    def acquire(self, url: str, budget: Budget) -> Callable[[], None]:
+        raise NotImplementedError
+
+    def defer(self, url: str, seconds: float) -> None:
+        """The origin asked (Retry-After) that nothing start for `seconds` (default: nothing kept)."""
+
+    @contextlib.contextmanager
+    def slot(self, url: str, budget: Budget):
+        """`with limit.slot(url, budget):` one request to `url`'s origin (module rules)."""
+        release = self.acquire(url, budget)
+        try:
+            yield
+        finally:
+            release()
+
+    def close(self) -> None:
+        """Nothing to release (a run's clients are closed together)."""
+
+
+class HostLimit(Slots):
+    """Slots per origin in this process (module rules)."""
 
     def __init__(self, concurrency: int, rate: float, clock: Callable[[], float] = time.monotonic):
         self.concurrency, self.interval, self._clock = concurrency, 1.0 / rate, clock
@@ -80,15 +102,6 @@ class HostLimit:
                 self._cond.notify_all()
         return release
 
-    @contextlib.contextmanager
-    def slot(self, url: str, budget: Budget):
-        """`with limit.slot(url, budget):` one request to `url`'s origin (module rules)."""
-        release = self.acquire(url, budget)
-        try:
-            yield
-        finally:
-            release()
-
     def defer(self, url: str, seconds: float) -> None:
         """The origin asked (Retry-After) that nothing start for `seconds`."""
         key = origin_of(url)
@@ -101,6 +114,3 @@ class HostLimit:
     def _forget(self, key: tuple, state: _Origin) -> None:
         if state.in_flight == 0 and state.next_start <= self._clock() and self._origins.get(key) is state:
             del self._origins[key]
-
-    def close(self) -> None:
-        """Nothing to release (a run's clients are closed together)."""
