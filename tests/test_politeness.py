@@ -190,3 +190,25 @@ def test_a_deferred_host_says_so():
     with pytest.raises(HostBusy) as caught:
         limit.acquire("https://h/y", Budget(5))
     assert caught.value.deferred
+
+
+# ---------------------------------------------------------------- settings
+
+def test_the_shipped_politeness_and_its_variables():
+    from citecheck.config import Settings
+    shipped = Settings.from_env({})
+    assert (shipped.ignore_robots, shipped.robots_max_age, shipped.host_concurrency, shipped.host_rate) == \
+        (False, 86400.0, 2, 1.0) == (Settings().ignore_robots, Settings().robots_max_age,
+                                     Settings().host_concurrency, Settings().host_rate)
+    mine = Settings.from_env({"CITECHECK_IGNORE_ROBOTS": "1", "ROBOTS_MAX_AGE": "60",
+                              "HOST_CONCURRENCY": "3", "HOST_RATE": "0.5"})
+    assert (mine.ignore_robots, mine.robots_max_age, mine.host_concurrency, mine.host_rate) == \
+        (True, 60.0, 3, 0.5)
+
+
+@pytest.mark.parametrize("name, value",
+                         [("HOST_RATE", "0"), ("HOST_CONCURRENCY", "1.5"), ("ROBOTS_MAX_AGE", "x")])
+def test_a_bad_politeness_setting_is_one_line_naming_it(name, value):
+    from citecheck.config import Settings
+    with pytest.raises(ValueError, match=name):
+        Settings.from_env({name: value})
