@@ -304,7 +304,8 @@ def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
     [[key, entry], ...]}."""
     base, recent = _worker_cache(settings)
     cache = TaskCache(base, recent)
-    ctx = RunContext.build(settings, cache, _run_clients(semaphore.name, settings))
+    clients = _run_clients(semaphore.name, settings) if semaphore is not None else None   # None: no cluster
+    ctx = RunContext.build(settings, cache, clients)
 
     def pipeline(claim: str, url: str) -> dict:
         from ..verify import verify_citation
