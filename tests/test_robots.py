@@ -263,3 +263,30 @@ def test_a_resumed_batch_keeps_a_disallowed_row_for_robots_max_age_then_checks_a
         again = batch.run_batch(path, ctx.replace(robots_max_age=0.001))
     assert first.rows[0]["reason"] == kept.rows[0]["reason"] == ROBOTS_DISALLOWED and kept.decided == 0
     assert again.decided == 1 and again.rows[0]["reason"] == "http_404"
+
+
+def test_one_read_per_origin_at_a_time_and_waiters_share_its_answer_or_its_error():
+    import threading
+    from citecheck.web.netguard import BlockedURL
+    kept, reads, gate = robots.Robots(3600), [], threading.Event()
+
+    def read(url):
+        reads.append(url)
+        gate.wait(5)
+        return robots.parse(b"User-agent: *\nDisallow: /x\n")
+    answers = []
+    threads = [threading.Thread(target=lambda: answers.append(kept.verdict("http://h/x", read, 5).allowed))
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.2)
+    gate.set()
+    for thread in threads:
+        thread.join()
+    assert reads == ["http://h/robots.txt"] and answers == [False] * 4
+
+    def refused(url):
+        raise BlockedURL("dns", "no answer")
+    with pytest.raises(BlockedURL):
+        kept.verdict("http://other/x", refused, 5)
+    assert robots.Robots(0.001).verdict("http://h/y", read, 5).allowed

@@ -194,6 +194,7 @@ class _Entry:
     def __init__(self):
         self.ready = threading.Event()
         self.file: RobotsFile | None = None
+        self.error: Exception | None = None      # what reading it raised (the guard's refusal)
         self.until = 0.0
 
 
@@ -219,16 +220,21 @@ class Robots:
         if mine:
             try:
                 entry.file = read(robots_url(url))
-            except BaseException:
+            except BaseException as exc:
                 with self._lock:
                     self._entries.pop(key, None)
+                entry.error = exc if isinstance(exc, Exception) else None
                 entry.ready.set()
                 raise
             age = self.max_age if entry.file.everything is not False else min(self.max_age, FAILURE_SECONDS)
             entry.until = self._clock() + age
             entry.ready.set()
-        elif not entry.ready.wait(max(seconds, 0.0)) or entry.file is None:
+        elif not entry.ready.wait(max(seconds, 0.0)):
             return unreachable("still being read at the fetch's deadline").verdict(url)
+        elif entry.error is not None:
+            raise entry.error
+        elif entry.file is None:                       # its reader was stopped (cancelled)
+            return unreachable("its reading was stopped").verdict(url)
         return entry.file.verdict(url)
 
     def close(self) -> None:
