@@ -144,7 +144,8 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
     from citecheck.context import RunContext
     work = Path(tempfile.mkdtemp(prefix="bench-batch-"))
     ctx = RunContext.build(Settings(cache_path=work / "cache.json", audit_db=work / "audit.db", retrieval=ranking,
-                                    judge_method="one_pass"))
+                                    judge_method="one_pass", ignore_robots=True,     # the stand-ins are ours:
+                                    host_concurrency=1000, host_rate=1e6))          # bench_politeness paces
     if mode == "sleep":
         write_claims(work / "claims.jsonl", citations, "http://bench.invalid")
         with warm_cluster(workers, concurrency, ctx.settings, False) as (address, pids, startup, tls):

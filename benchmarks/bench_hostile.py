@@ -48,7 +48,8 @@ def big_html(megabytes: float, seed: int = 1) -> str:
 
 def context(tmp: Path, **settings) -> RunContext:
     return RunContext.build(Settings(cache_path=tmp / "cache.json", audit_db=tmp / "audit.db",
-                                     allow_private=True).replace(**settings))
+                                     allow_private=True, ignore_robots=True,     # our own stand-ins: no
+                                     host_concurrency=64, host_rate=1000.0).replace(**settings))  # politeness
 
 
 def bench_drip(tmp: Path) -> None:

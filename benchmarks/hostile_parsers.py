@@ -83,7 +83,7 @@ def bench_html(tmp: Path) -> None:
     from standins.slow_origin import SlowOrigin, page
 
     from citecheck.web import fetch
-    ctx = RunContext.build(Settings(cache_path=tmp / "cache.json", allow_private=True))
+    ctx = RunContext.build(Settings(cache_path=tmp / "cache.json", allow_private=True, ignore_robots=True))
     body = many_attributes(100_000)
     with SlowOrigin(page(body)) as origin:
         started = time.monotonic()
@@ -107,7 +107,9 @@ def bench_api(tmp: Path) -> None:
     with SlowOrigin(serve) as origin, judge_standin() as judge:
         judge.script.content = verdict_json("not_found", None, 0.5)
         app = create_app(RunContext.build(Settings(cache_path=tmp / "api.json", audit_db=tmp / "audit.db",
-                                                   allow_private=True, openai_base_url=judge.url + "/v1")))
+                                                   allow_private=True, openai_base_url=judge.url + "/v1",
+                                                   ignore_robots=True, host_concurrency=64,
+                                                   host_rate=1000.0)))
         bombs, timeline = while_heavy(app, [f"{origin.url}/bomb/{n}" for n in range(4)], f"{origin.url}/small", 0.5)
     statuses = [s for _, s in timeline]
     print(f"api: 4 requests on the 100,000-attribute page -> {sorted(bombs)} (seconds, status); cheap requests: "

@@ -68,6 +68,10 @@ DEFAULTS = {
     "AUTO_ACCEPT_TABLE": "",
     "CITECHECK_ALLOW_PRIVATE": "0",
     "CITECHECK_ALLOW_HOSTS": "",
+    "CITECHECK_IGNORE_ROBOTS": "0",
+    "ROBOTS_MAX_AGE": "86400",
+    "HOST_CONCURRENCY": "2",
+    "HOST_RATE": "1",
     "API_MAX_URLS": "10",
     "API_MAX_CLAIM_CHARS": "2000",
     "API_MAX_BODY_BYTES": "65536",
@@ -345,6 +349,10 @@ class Settings:
     auto_accept_table: Path = GATE_TABLE
     allow_private: bool = False
     allow_hosts: frozenset[tuple[str, int]] = frozenset()
+    ignore_robots: bool = False         # CITECHECK_IGNORE_ROBOTS=1: robots.txt not read (one's own sites)
+    robots_max_age: float = 86400.0     # seconds a host's robots.txt is kept (citecheck.web.robots)
+    host_concurrency: int = 2           # requests in flight to one origin (citecheck.web.fetch.hosts)
+    host_rate: float = 1.0              # requests started per second to one origin
     api: ApiLimits = field(default_factory=ApiLimits)
     judge_extra_bufts: bool = False
     near_miss_max_chars: int = 5000
@@ -417,6 +425,10 @@ class Settings:
             auto_accept_table=Path(read.text("AUTO_ACCEPT_TABLE") or GATE_TABLE),
             allow_private=read.flag("CITECHECK_ALLOW_PRIVATE"),
             allow_hosts=parse_origins(read.text("CITECHECK_ALLOW_HOSTS")),
+            ignore_robots=read.flag("CITECHECK_IGNORE_ROBOTS"),
+            robots_max_age=read.positive("ROBOTS_MAX_AGE"),
+            host_concurrency=read.positive("HOST_CONCURRENCY", integer=True),
+            host_rate=read.positive("HOST_RATE"),
             api=ApiLimits(max_urls=read.positive("API_MAX_URLS", integer=True),
                           max_claim_chars=read.positive("API_MAX_CLAIM_CHARS", integer=True),
                           max_body_bytes=read.positive("API_MAX_BODY_BYTES", integer=True),

@@ -84,6 +84,8 @@ FABRICATED_QUOTE = "fabricated_quote"
 RETRACTED = "retracted"
 WITHDRAWN = "withdrawn"
 EXPRESSION_OF_CONCERN = "expression_of_concern"
+ROBOTS_DISALLOWED = "robots_disallowed"
+ROBOTS_UNREACHABLE = "robots_unreachable"
 
 
 @dataclass(frozen=True)
@@ -126,10 +128,16 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason(JUDGE_OUTPUT_INVALID, NOT_FOUND, False, "the judge answered off its contract"),
     Reason(JUDGE_CALL_BUDGET, NOT_FOUND, False,
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
+    Reason(ROBOTS_DISALLOWED, UNREACHABLE, False,
+           "the site's robots.txt disallows the URL for our user agent (RFC 9309): never fetched, never "
+           "judged. Not transient, but kept only ROBOTS_MAX_AGE (per host in a run, a resumed batch's row), "
+           "never in the page cache"),
     Reason(CACHE_MISS, UNREACHABLE, False, "a dry run's cache does not hold the call (API only)"),
     Reason(CRAWL_FAILED, UNREACHABLE, True,
            "timeouts (FETCH_DEADLINE in all), connection errors, unreadable answers, 5xx after retries"),
-    Reason(RATE_LIMITED, UNREACHABLE, True, "the origin answered 429 after the retries"),
+    Reason(RATE_LIMITED, UNREACHABLE, True,
+           "the origin answered 429 after the retries, or asked (Retry-After) for a wait FETCH_DEADLINE "
+           "does not leave"),
     Reason(BOT_CHALLENGE, UNREACHABLE, True,
            "a short page (any status) that is a robot check: CAPTCHA, 'checking your browser', 'denied'"),
     Reason(ACCESS_DENIED, UNREACHABLE, True,
@@ -139,6 +147,9 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason(PAGE_TOO_COMPLEX, NOT_FOUND, True,
            "extracting an HTML page's text passed EXTRACT_MAX_SECONDS or the parsers' memory cap"),
     Reason(FETCH_ERROR, UNREACHABLE, True, "the fetcher raised an unexpected error (its type in the log)"),
+    Reason(ROBOTS_UNREACHABLE, UNREACHABLE, True,
+           "the site's robots.txt could not be read (429, a 5xx, a network error, FETCH_DEADLINE): complete "
+           "disallow (RFC 9309); the page is neither fetched nor judged"),
     Reason(DNS_FAILURE, UNREACHABLE, True, "the host does not resolve"),
     Reason(BLOCKED_ADDRESS, UNREACHABLE, True, "the SSRF guard refused the address"),
     Reason(BLOCKED_URL, UNREACHABLE, True, "blocked_address's name in early releases (old audit rows)"),

@@ -16,6 +16,11 @@ FLOW_METHOD = "one_pass"
 point's environment. The shipped default (pooled) runs where a test says so: tests/test_methods.py and the
 notebook, README and CI-step reproductions, which replay what a reader runs (they unset JUDGE_METHOD)."""
 SCRUBBED = (*config.SECRETS, *config.DEFAULTS, "TYPESAFE_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+OWN_SITES = {"ignore_robots": True, "host_concurrency": 64, "host_rate": 1000.0}
+"""The stand-in origins and the fixture site are our own sites: robots.txt is not read and the per-host limit
+is lifted, as CITECHECK_IGNORE_ROBOTS=1 would for a reader's own sites. tests/test_robots.py and
+tests/test_politeness.py build contexts with the shipped politeness instead."""
+OWN_SITES_ENV = {"CITECHECK_IGNORE_ROBOTS": "1", "HOST_CONCURRENCY": "64", "HOST_RATE": "1000"}
 
 
 @pytest.fixture(autouse=True)
@@ -27,6 +32,8 @@ def clean_env(monkeypatch, tmp_path):
     monkeypatch.setenv("AUDIT_DB", str(tmp_path / "audit.db"))
     monkeypatch.setenv("JUDGE_METHOD", FLOW_METHOD)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))      # the CLI's cache home elsewhere
+    for name, value in OWN_SITES_ENV.items():
+        monkeypatch.setenv(name, value)
     yield
 
 
@@ -35,7 +42,7 @@ def make_ctx(tmp_path):
     """make_ctx(secrets={...}, **settings) -> a RunContext over a private cache and audit DB."""
     def make(secrets: dict | None = None, **changes) -> RunContext:
         settings = Settings(cache_path=tmp_path / "json_cache.json", audit_db=tmp_path / "audit.db",
-                            secrets=Secrets(secrets or {}), judge_method=FLOW_METHOD)
+                            secrets=Secrets(secrets or {}), judge_method=FLOW_METHOD, **OWN_SITES)
         return RunContext.build(settings.replace(**changes))
     return make
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import check
-from ..batch.pool import run_pool
+from ..batch.pool import interleaved, run_pool
 from ..context import RunContext
 from ..extract.local import LocalFiles
 from ..extract.parsed import Link, Quote, local_file
@@ -82,7 +82,7 @@ def _web(markers: list[Marker], ctx: RunContext, gate: Gate) -> tuple[dict[str, 
         carried.extend([m.source.quote] * (bool(m.source.quote) and m.source.quote not in carried))
     def traced(key: tuple[str, str]):
         return trace_citation(key[0], key[1], ctx, gate, quotes=texts[key])
-    traces = dict(run_pool(traced, list(texts), ctx.settings.batch_concurrency))
+    traces = dict(run_pool(traced, interleaved(list(texts)), ctx.settings.batch_concurrency))
     pages = read_pages(traces[key] for key in texts)           # in the order the answer cites them
     out = {}
     for m in markers:

@@ -12,9 +12,9 @@ Rules:
   texts, and answered by a model this run asks, JUDGE_MODEL or `choice_model`, or one this run's cache
   named as answering, or by none: the page settled it) is read back, not redone, `method` included, so a
   killed batch resumes where it stopped. A row whose reason is transient (`vocabulary.TRANSIENT`: the crawl
-  or the judge could not be reached) is tried again. A redone citation whose verdict comes back unchanged
-  (a judge answering under another name, replayed from the cache) keeps its journal row, `decided_at` and
-  reviews included. The journal's `model` and `method` are the ones that answered (`verify_citation`).
+  or the judge could not be reached) is tried again, and so is a robots_disallowed row decided
+  ROBOTS_MAX_AGE ago or more. A redone citation whose verdict comes back unchanged (a judge answering
+  under another name, replayed from the cache) keeps its journal row, `decided_at` and reviews included. The journal's `model` and `method` are the ones that answered (`verify_citation`).
 - At most BATCH_CONCURRENCY citations are in flight (`batch.pool`), or, with --cluster, outside calls
   across the cluster's workers (`batch.cluster`); rows are written by the calling thread only. The CSV
   report is `batch.report_csv`; `--report` writes the HTML one (`report_html`).
@@ -30,6 +30,7 @@ Imports: everything below the flows, `extract` (an answer as input) and `verify`
 from __future__ import annotations
 
 import collections
+import datetime as _dt
 import logging
 import sys
 from dataclasses import dataclass, field
@@ -42,12 +43,12 @@ from ..verdict import ci_gate
 from ..verdict.aggregate import overall
 from ..verdict.precision import counts, precision_lines, ratios
 from ..verdict.review import Gate, gate_of, gated
-from ..vocabulary import BatchRow, is_transient
+from ..vocabulary import ROBOTS_DISALLOWED, BatchRow, is_transient
 from ..web import netguard
 from .citation import Verify, check_one
 from .claims import Claim, Parsed, parse_lines, read_claims
 from .inputs import INPUT_FORMATS, read_input
-from .pool import run_pool
+from .pool import interleaved, run_pool
 from .report_csv import CSV_COLUMNS, write_csv
 
 __all__ = ["BatchResult", "Claim", "Parsed", "CSV_COLUMNS", "check_claims", "check_one", "counts",
@@ -66,9 +67,20 @@ class BatchResult:
     model: str | None = None              # the model that answered most of the citations (None: no model)
 
 
-def _fresh(row: dict | None, claim: Claim, quote: str | None, models: set[str]) -> bool:
+def _fresh(row: dict | None, claim: Claim, quote: str | None, models: set[str],
+           robots_max_age: float) -> bool:
     return (row is not None and row["claim"] == claim.claim and row["model"] in models
-            and (row.get("quote") or None) == quote and not is_transient(row["reason"]))
+            and (row.get("quote") or None) == quote and not is_transient(row["reason"])
+            and not _robots_expired(row, robots_max_age))
+
+
+def _robots_expired(row: dict, max_age: float) -> bool:
+    """A robots_disallowed row stands ROBOTS_MAX_AGE from its decision; then its URL is checked again."""
+    if row["reason"] != ROBOTS_DISALLOWED:
+        return False
+    utc = _dt.timezone.utc
+    decided = _dt.datetime.strptime(row["decided_at"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=utc)
+    return (_dt.datetime.now(utc) - decided).total_seconds() >= max_age
 
 
 VERDICT_KEYS = ("claim", "quote", "label", "reason", "confidence", "evidence_quote", "model", "method",
@@ -124,7 +136,8 @@ def check_claims(claims: list[Claim], ctx: RunContext, *, batch: str, db: str | 
     try:
         rows = audit.decided(conn, batch)
         todo = [(c, url) for c in claims for url in c.urls
-                if not _fresh(rows.get((c.id, url)), c, quote[(c.id, url)], models)]
+                if not _fresh(rows.get((c.id, url)), c, quote[(c.id, url)], models,
+                              ctx.settings.robots_max_age)]
         _regate(conn, batch, rows, {(c.id, url) for c, url in todo}, threshold)
         kept = 0
         with _progress(len(todo), progress) as bar:
@@ -159,7 +172,8 @@ def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int
         from .cluster import run_cluster
         return run_cluster(todo, ctx, cluster, concurrency, threshold, verify)
     if verify is not None:
-        return run_pool(lambda item: check_one(verify, item[0].claim, item[1], threshold), todo, concurrency)
+        return run_pool(lambda item: check_one(verify, item[0].claim, item[1], threshold), interleaved(todo),
+                        concurrency)
     from ..verify import verify_citation
 
     def check(item: tuple[Claim, str]) -> dict:
@@ -167,7 +181,7 @@ def _runner(todo: list, ctx: RunContext, verify: Verify | None, concurrency: int
         return check_one(lambda text, cited: verify_citation(text, cited, ctx, threshold, with_passages=True,
                                                              quotes=claim.carried(cited)),
                          claim.claim, url, threshold)
-    return run_pool(check, todo, concurrency)
+    return run_pool(check, interleaved(todo), concurrency)
 
 
 # ---------------------------------------------------------------- CLI

@@ -35,6 +35,11 @@ Rules:
   fetched once per worker even before the driver has stored it.
 - At most BATCH_CONCURRENCY outside calls (crawls and judge calls: every compute the cache makes) are in
   flight across the cluster: each holds a lease of one Dask Semaphore (`limited()`).
+- The per-host limit is cluster-wide too (`ClusterHostLimit`): each request to an origin holds one of
+  HOST_CONCURRENCY leases of that origin's Dask Semaphore (one per run), for at least HOST_CONCURRENCY /
+  HOST_RATE seconds, so the origin sees at most HOST_CONCURRENCY in flight and HOST_RATE a second from
+  the whole cluster. A page replayed from the cache takes no lease. A worker keeps one set of clients
+  (connections, robots.txt answers, this limit) per run for its tasks.
 - A worker that dies mid-citation: the scheduler runs that task again on another worker (up to its
   allowed-failures); a citation whose workers kept dying becomes not_found / worker_lost, which is
   transient, so a resumed batch checks it again. No citation is lost, none is written twice.
@@ -50,6 +55,7 @@ import logging
 import re
 import tempfile
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,9 +65,13 @@ from urllib.parse import urlsplit
 from .. import config
 from ..cache import FIELDS, OFF, PAGES, Cache, CacheError, HoldsSecret, checked, request_key
 from ..config import Settings
-from ..context import RunContext, open_cache
+from ..context import Clients, RunContext, open_cache
 from ..matching.spans import is_span
 from ..verdict.review import Gate, gated
+from ..web.fetch import HOST_LIMIT
+from ..web.fetch.deadline import Budget
+from ..web.fetch.hosts import HostBusy, Slots
+from ..web.robots import origin
 from ..vocabulary import (CONTRADICTED, LABELS, NOT_FOUND, STATUSES, SUPPORTED, WORKER_LOST,
                           WORKER_RESULT_INVALID, CitationRow, known_reason)
 from .citation import check_one, setting_errors
@@ -223,6 +233,57 @@ def _within(address: str, timeout: float, connecting: Callable):
 _limit = threading.local()
 _worker_caches: dict[tuple, tuple[Cache, collections.OrderedDict]] = {}
 _worker_lock = threading.Lock()
+_worker_clients: collections.OrderedDict[str, Clients] = collections.OrderedDict()
+"""A worker's clients per run (the last WORKER_RUNS), shared by the run's tasks: its connections,
+robots.txt answers and cluster-wide host limit."""
+WORKER_RUNS = 4
+
+
+class ClusterHostLimit(Slots):
+    """The per-host limit across a cluster (module rules): leases of a Dask Semaphore per origin and run."""
+
+    def __init__(self, run: str, concurrency: int, rate: float):
+        self.run, self.concurrency, self.hold = run, concurrency, concurrency / rate
+        self._semaphores: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def _semaphore(self, url: str):
+        from distributed import Semaphore
+        scheme, host, port = origin(url)
+        name = f"{self.run}-host-{scheme}://{host}:{port}"
+        with self._lock:
+            if name not in self._semaphores:
+                self._semaphores[name] = Semaphore(max_leases=self.concurrency, name=name)
+            return self._semaphores[name]
+
+    def acquire(self, url: str, budget: Budget) -> Callable[[], None]:
+        semaphore = self._semaphore(url)
+        if budget.spent or not semaphore.acquire(timeout=budget.remaining()):
+            raise HostBusy(f"{origin(url)[1]}: no request slot before the fetch's deadline")
+        started = time.monotonic()
+
+        def release() -> None:
+            left = started + self.hold - time.monotonic()
+            if left <= 0:
+                semaphore.release()
+                return
+            timer = threading.Timer(left, semaphore.release)     # a start frees its lease after `hold`
+            timer.daemon = True
+            timer.start()
+        return release
+
+
+def _run_clients(run: str, settings: Settings) -> Clients:
+    """This worker's clients for `run`, its host limit the cluster-wide one."""
+    with _worker_lock:
+        if run not in _worker_clients:
+            clients = _worker_clients[run] = Clients()
+            clients.get((HOST_LIMIT, settings.host_concurrency, settings.host_rate),
+                        lambda: ClusterHostLimit(run, settings.host_concurrency, settings.host_rate))
+            while len(_worker_clients) > WORKER_RUNS:
+                _worker_clients.popitem(last=False)[1].close()
+        _worker_clients.move_to_end(run)
+        return _worker_clients[run]
 
 
 def limited():
@@ -278,7 +339,8 @@ def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str,
     [[key, entry, the request asked], ...]}."""
     base, recent = _worker_cache(settings)
     cache = TaskCache(base, recent)
-    ctx = RunContext.build(settings, cache)
+    clients = _run_clients(semaphore.name, settings) if semaphore is not None else None   # None: no cluster
+    ctx = RunContext.build(settings, cache, clients)
 
     def pipeline(claim: str, url: str) -> dict:
         from ..verify import verify_citation

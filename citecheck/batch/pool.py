@@ -8,11 +8,18 @@ Rules:
   anyway), so none runs on into interpreter shutdown and reports a spurious failure.
 - An error is raised only after every citation that finished, or was running, has been yielded: a
   citation that finished together with the failing one is never lost.
+- Politeness (`web.fetch.hosts`): the per-host limit is the run's, shared by every thread, so the pool
+  never has more than HOST_CONCURRENCY requests in flight to one origin whatever its own concurrency.
+  `interleaved` submits citations round-robin over their origins, so threads are not all held waiting on
+  one host's slots while another host's citations queue behind them.
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
+import itertools
 from typing import Callable
+
+from ..web.robots import origin
 
 
 def run_pool(check: Callable, todo: list, concurrency: int):
@@ -28,6 +35,18 @@ def run_pool(check: Callable, todo: list, concurrency: int):
             yield from _finished(cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)[0], in_flight)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def interleaved(todo: list, url_of: Callable = lambda item: item[1]) -> list:
+    """`todo` round-robin over the origins of its URLs (each origin's items keep their order)."""
+    queues: dict[tuple, list] = {}
+    for item in todo:
+        queues.setdefault(origin(url_of(item)), []).append(item)
+    rounds = itertools.zip_longest(*queues.values(), fillvalue=_NONE)
+    return [item for one_round in rounds for item in one_round if item is not _NONE]
+
+
+_NONE = object()
 
 
 def _finished(done: set, in_flight: dict):

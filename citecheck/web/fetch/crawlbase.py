@@ -16,6 +16,9 @@ Rules:
   CRAWLBASE_TIMEOUT, and all the calls of one fetch (retries, the thin-page retry, rendering) end
   within FETCH_DEADLINE: a call still running then is abandoned (its thread ends with its socket's
   timeout) and no new one starts. A page the deadline cut short is returned but not cached.
+- Politeness: the Crawling API has no robots.txt option (it takes a user_agent, which would change the
+  cache key), so `fetch` reads robots.txt itself before asking Crawlbase; each call holds a slot of the
+  page's origin in the run's host limit (`fetch.hosts`) until it really ends.
 - Crawlbase rejecting the token (401/402/403) is an error naming the variable, not a page verdict
   (the API answers it with 503, like a missing setting).
 - `crawlbase_api_url` overrides the SDK's base URL (self-hosted or a test stand-in) for both APIs.
@@ -36,6 +39,7 @@ from ...config import MissingSetting, Settings
 from ...vocabulary import EMPTY_PAGE, INVALID_URL, NOT_FOUND, UNSUPPORTED_CONTENT
 from . import inflate
 from .deadline import Budget
+from .hosts import HostBusy, Slots
 from .pages import THIN_CHARS, FetchResult, Uncached, failed, final, non_space, retrying, settled
 
 CRAWLBASE_OPTIONS = {"format": "md", "md_readability": "true", "store": "true"}
@@ -162,6 +166,7 @@ class _Session:
     budget: Budget
     sleep: Callable[[float], None]
     cut: bool = field(default=False)
+    limit: Slots | None = None
 
     def get(self, token_name: str, url: str, options: dict):
         """One SDK call on a fresh client (an abandoned call keeps its own), abandoned at the deadline."""
@@ -171,6 +176,10 @@ class _Session:
         api = _crawling_api(self.settings.secrets.require(token_name), self.settings,
                             self.budget.cap(self.settings.crawlbase_timeout))
         outcome: dict = {}
+        try:
+            release = self.limit.acquire(url, self.budget) if self.limit else (lambda: None)
+        except HostBusy:
+            return None                                             # transient: the page's host is busy
 
         def call():
             try:
@@ -179,6 +188,8 @@ class _Session:
                 outcome["response"] = None
             except Exception as exc:                                # noqa: BLE001 - raised below, in the caller
                 outcome["error"] = exc
+            finally:
+                release()                                           # held until the call really ends
         worker = threading.Thread(target=call, name="crawlbase-call", daemon=True)
         worker.start()
         worker.join(self.budget.remaining())
@@ -246,10 +257,12 @@ def escalation(settings: Settings) -> str:
     return "CRAWLBASE_JS_TOKEN" if settings.secrets.has("CRAWLBASE_JS_TOKEN") else "javascript=true"
 
 
-def fetch_crawlbase(url: str, settings: Settings, sleep: Callable[[float], None]) -> FetchResult:
-    """One page through the Crawling API (module rules); transient failures raise Uncached."""
+def fetch_crawlbase(url: str, settings: Settings, sleep: Callable[[float], None],
+                    limit: Slots | None = None, budget: Budget | None = None) -> FetchResult:
+    """One page through the Crawling API (module rules), each call in a slot of the page's origin
+    (`limit`), within `budget` (default: FETCH_DEADLINE from now); transient failures raise Uncached."""
     settings.secrets.require("CRAWLBASE_TOKEN")
-    session = _Session(settings, Budget(settings.fetch_deadline), sleep)
+    session = _Session(settings, budget or Budget(settings.fetch_deadline), sleep, limit=limit)
     crawl = _crawl_pass(session, url, {}, "CRAWLBASE_TOKEN")
     if crawl.kind in ("failed", "empty") or crawl.thin:
         if escalation(settings) == "CRAWLBASE_JS_TOKEN":

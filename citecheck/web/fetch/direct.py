@@ -18,6 +18,9 @@ Rules:
 """
 from __future__ import annotations
 
+import contextlib
+import email.utils
+import time
 from typing import Callable
 from urllib.parse import urljoin
 
@@ -29,20 +32,24 @@ from ...vocabulary import (
     DNS_FAILURE,
     INVALID_URL,
     PAGE_TOO_COMPLEX,
+    RATE_LIMITED,
     TOO_MANY_REDIRECTS,
     UNSUPPORTED_CONTENT,
     http_reason,
 )
-from .. import netguard
+from .. import netguard, robots
+from ..robots import USER_AGENT
 from . import inflate, pdf
 from .deadline import Budget
+from .hosts import HostBusy, Slots
 from .html_text import TooComplex, decode, extract
 from .pages import THIN_CHARS, FetchResult, Uncached, failed, final, retrying, settled
 from .refusals import refusal
 
 MAX_REDIRECTS = 5
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-USER_AGENT = "citecheck/0.1 (citation checker; +https://github.com/citecheck)"
+ASKS_TO_WAIT = frozenset({429, 503})
+"""Answers whose Retry-After is honoured: waited for, then one more attempt, when the deadline leaves time."""
 NAME = "direct"
 TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
 HTML_TYPES = frozenset({"", "text/html", "application/xhtml+xml"})
@@ -52,8 +59,22 @@ _GUARD_REASONS = {"dns": DNS_FAILURE, "bad_url": INVALID_URL, "scheme": INVALID_
 class _Transient:
     """A retryable failure of one direct attempt; `reason` is its label when the retries run out."""
 
-    def __init__(self, final_url: str, status: int | None, reason: str = CRAWL_FAILED):
+    def __init__(self, final_url: str, status: int | None, reason: str = CRAWL_FAILED,
+                 retry_after: float | None = None):
         self.final_url, self.status, self.reason = final_url, status, reason
+        self.retry_after = retry_after
+
+
+def retry_after(value: str | None, now: Callable[[], float] = time.time) -> float | None:
+    """Seconds a Retry-After header asks for (delta-seconds or an HTTP date; past: 0), None if unreadable."""
+    value = (value or "").strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - now()) if when.tzinfo is not None else None
 
 
 def _declared_length(response) -> int | None:
@@ -84,7 +105,7 @@ def _body(url: str, current: str, response, settings: Settings):
 
 
 def _page(url: str, current: str, seconds: float, status: int, kind: str, raw: bytes,
-          charset: str | None) -> FetchResult | _Transient:
+          charset: str | None, wait: float | None = None) -> FetchResult | _Transient:
     """An answer's text (extracted within `seconds`) and what it says about the citation (module rules)."""
     markup = markdown = None
     if kind in HTML_TYPES:
@@ -97,7 +118,8 @@ def _page(url: str, current: str, seconds: float, status: int, kind: str, raw: b
         markdown = decode(raw, charset).strip()
     if status == 429 or status >= 500:
         said = refusal(url, current, status, markdown or "", markup)
-        return _Transient(current, status, said or CRAWL_FAILED)
+        wait = wait if status in ASKS_TO_WAIT else None
+        return _Transient(current, status, said or (RATE_LIMITED if wait is not None else CRAWL_FAILED), wait)
     if 300 <= status < 400:
         return failed(url, current, status, NAME, http_reason(status))
     if markdown is None and status < 400:
@@ -105,29 +127,51 @@ def _page(url: str, current: str, seconds: float, status: int, kind: str, raw: b
     return final(settled(url, current, status, markdown or "", None, NAME, markup))
 
 
-def _attempt(url: str, client, backend, settings: Settings) -> FetchResult | _Transient:
-    """One attempt: follow up to MAX_REDIRECTS hops by hand, each vetted (and pinned) first."""
-    import httpx
-    current = url
-    for _hop in range(MAX_REDIRECTS + 1):
+def _follow(url: str, client, backend, settings: Settings, limit: Slots | None, budget: Budget,
+            read: Callable, hops: int = MAX_REDIRECTS, at: list | None = None):
+    """Request `url`, following up to `hops` redirects by hand, each vetted (and pinned) first and sent
+    in a slot of its origin (`hosts`); `read(current, response)` reads the final answer, or returns None
+    after the hops (httpx errors and netguard.BlockedURL propagate). `at[0]`: the hop being requested."""
+    current, at = url, at if at is not None else [url]
+    for _hop in range(hops + 1):
+        at[0] = current
         addresses = netguard.vet(current, allow_private=settings.allow_private, allowed=settings.allow_hosts)
-        try:
-            backend.pin(current, addresses)
+        backend.pin(current, addresses)
+        with limit.slot(current, budget) if limit else contextlib.nullcontext():
             with client.stream("GET", current) as response:
                 status, location = response.status_code, response.headers.get("location")
                 if status in REDIRECT_STATUSES and location:
                     current = urljoin(current, location)
                     continue
-                body = _body(url, current, response, settings)
-        except httpx.InvalidURL:
-            return failed(url, current, None, NAME, INVALID_URL)
-        except httpx.RequestError:            # timeouts (the deadline's too), refused / reset connections
-            return _Transient(current, None)
-        except inflate.BadEncoding:           # corrupt or cut short: what a broken connection leaves
-            return _Transient(current, status)
-        return body if isinstance(body, FetchResult) else _page(url, current, settings.extract_max_seconds,
-                                                                status, *body)
-    return failed(url, current, None, NAME, TOO_MANY_REDIRECTS)
+                return read(current, response)
+    return None
+
+
+def _attempt(url: str, client, backend, settings: Settings, limit: Slots | None = None,
+             budget: Budget | None = None) -> FetchResult | _Transient:
+    """One attempt: follow up to MAX_REDIRECTS hops by hand, each vetted (and pinned) first."""
+    import httpx
+    last = [url, None]
+
+    def read(current: str, response):
+        last[:] = [current, response.status_code]
+        body = _body(url, current, response, settings)
+        if isinstance(body, FetchResult):
+            return body
+        return _page(url, current, settings.extract_max_seconds, response.status_code, *body,
+                     wait=retry_after(response.headers.get("retry-after")))
+    try:
+        outcome = _follow(url, client, backend, settings, limit, budget or Budget(settings.fetch_deadline),
+                          read, at=last)
+    except httpx.InvalidURL:
+        return failed(url, last[0], None, NAME, INVALID_URL)
+    except httpx.RequestError:            # timeouts (the deadline's too), refused / reset connections
+        return _Transient(last[0], None)
+    except inflate.BadEncoding:           # corrupt or cut short: what a broken connection leaves
+        return _Transient(*last)
+    except HostBusy as exc:               # no slot of the host's limit before the deadline: not retried
+        return _Transient(last[0], None, RATE_LIMITED if exc.deferred else CRAWL_FAILED, exc.seconds)
+    return failed(url, last[0], None, NAME, TOO_MANY_REDIRECTS) if outcome is None else outcome
 
 
 def connections(ctx: RunContext):
@@ -139,21 +183,55 @@ def connections(ctx: RunContext):
                       lambda: transport.Connections(settings.fetch_timeout, {"User-Agent": USER_AGENT}))
 
 
-def fetch_direct(url: str, settings: Settings, sleep: Callable[[float], None], pool) -> FetchResult:
-    """One page, fetched directly over the run's `pool` (`connections`; module rules); transient failures
-    raise Uncached."""
-    budget = Budget(settings.fetch_deadline)
+def fetch_direct(url: str, settings: Settings, sleep: Callable[[float], None], pool,
+                 limit: Slots | None = None, budget: Budget | None = None) -> FetchResult:
+    """One page, fetched directly over the run's `pool` (`connections`; module rules) in `limit`'s slots,
+    within `budget` (default: FETCH_DEADLINE from now); transient failures raise Uncached. A Retry-After
+    (429, 503) is waited for and tried once more when the deadline leaves time, else rate_limited."""
+    budget = budget or Budget(settings.fetch_deadline)
     client = pool.client()
+
+    def asked(outcome) -> float | None:
+        if isinstance(outcome, _Transient) and outcome.retry_after is not None:
+            if limit is not None and outcome.status in ASKS_TO_WAIT:      # the origin asked, not our limit
+                limit.defer(outcome.final_url, outcome.retry_after)
+            return outcome.retry_after
+        return None
     try:
         with pool.backend.fetching(budget):
-            outcome = retrying(lambda: _attempt(url, client, pool.backend, settings),
-                               lambda o: isinstance(o, _Transient), sleep, budget)
+            outcome = retrying(lambda: _attempt(url, client, pool.backend, settings, limit, budget),
+                               lambda o: isinstance(o, _Transient), sleep, budget, asked)
     except netguard.BlockedURL as exc:
-        reason = _GUARD_REASONS.get(exc.reason, BLOCKED_ADDRESS)
-        raise Uncached(failed(url, None, None, NAME, reason)) from None
+        raise Uncached(blocked(url, exc)) from None
     if isinstance(outcome, _Transient):
         raise Uncached(failed(url, outcome.final_url, outcome.status, NAME, outcome.reason))
     return outcome
+
+
+def blocked(url: str, exc: netguard.BlockedURL) -> FetchResult:
+    """The row of a URL the guard refused (dns_failure, invalid_url, blocked_address)."""
+    return failed(url, None, None, NAME, _GUARD_REASONS.get(exc.reason, BLOCKED_ADDRESS))
+
+
+def get_robots(url: str, settings: Settings, pool, limit: Slots | None,
+               budget: Budget) -> robots.RobotsFile:
+    """`url`'s robots.txt read over the run's `pool` within `budget` (`robots` rules): the first
+    MAX_BYTES, robots.MAX_REDIRECTS hops; the guard's refusal (netguard.BlockedURL) propagates."""
+    import httpx
+    client = pool.client()
+
+    def read(current: str, response) -> robots.RobotsFile:
+        raw, _more = inflate.read_capped(response.iter_raw(), response.headers.get("content-encoding"),
+                                         robots.MAX_BYTES + 1)
+        return robots.of_answer(response.status_code, raw)
+    try:
+        with pool.backend.fetching(budget):
+            answer = _follow(url, client, pool.backend, settings, limit, budget, read, robots.MAX_REDIRECTS)
+    except (httpx.InvalidURL, inflate.UnknownEncoding) as exc:
+        return robots.unavailable(type(exc).__name__)
+    except (httpx.RequestError, inflate.BadEncoding, HostBusy) as exc:
+        return robots.unreachable(type(exc).__name__)
+    return answer or robots.unavailable(f"more than {robots.MAX_REDIRECTS} redirects")
 
 
 def cache_request(url: str) -> dict:

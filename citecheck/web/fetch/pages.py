@@ -11,7 +11,8 @@ Rules:
 - No label and no text at all -> not_found / empty_page (an app shell whose text needs JavaScript).
   A short page that has text (a paywall teaser) keeps it: the judge will find nothing in it.
 - Timeouts, connection errors, 429 and 5xx are retried after each BACKOFF delay, unless the fetch's
-  deadline (`fetch.deadline.Budget`) would pass during the wait.
+  deadline (`fetch.deadline.Budget`) would pass during the wait; an answer's Retry-After replaces the
+  delay and is tried once, if the deadline leaves time.
 """
 from __future__ import annotations
 
@@ -129,12 +130,22 @@ def failed(url: str, final_url: str | None, status: int | None, backend: str, re
 
 
 def retrying(attempt: Callable[[], object], is_transient: Callable[[object], bool],
-             sleep: Callable[[float], None], budget: Budget | None = None):
+             sleep: Callable[[float], None], budget: Budget | None = None,
+             asked: Callable[[object], float | None] = lambda outcome: None):
     """Call `attempt` until it is not transient, BACKOFF runs out or the budget would pass during the next
-    wait; returns the last outcome."""
+    wait; returns the last outcome. An outcome that `asked` for a wait (Retry-After) gets that wait and
+    one more attempt if the budget leaves time for both, else it is the last."""
     outcome = attempt()
     for delay in BACKOFF:
-        if not is_transient(outcome) or (budget is not None and not budget.allows_wait(delay)):
+        if not is_transient(outcome):
+            break
+        wait = asked(outcome)
+        if wait is not None:
+            if budget is None or budget.allows_wait(wait):
+                sleep(wait)
+                outcome = attempt()
+            break
+        if budget is not None and not budget.allows_wait(delay):
             break
         sleep(delay)
         outcome = attempt()
