@@ -12,9 +12,11 @@ Rules:
 - Workers get only the secrets a check uses: a local:N worker process starts with no secret in its
   environment (`batch.nodes`), then gets the check's keys, `config.SERVICE_SECRETS` blank (a tls://
   cluster's workers read their own environment).
-- A task is one citation, checked and gated by `check_one` on a worker in a context rebuilt there from
+- A task is one citation, checked and gated by `check_one` on a worker in a context built there from
   the settings. Settings pickle with their secrets as "read them from the environment where I land", so no
-  task holds a key. MiniLM (and the passage vectors it has made) load once per worker process.
+  task holds a key. MiniLM (and the passage vectors it has made) load once per worker process, and so do
+  a run's clients (HTTP pools, TLS contexts): one set per settings and secrets' values (a task with other
+  settings gets its own; the WORKER_RUNS most recent are kept), closed when the worker shuts down.
 - A task returns JSON text; the driver takes it as untrusted data (`accepted`): the row's keys, label,
   reason, confidence (finite in [0, 1]; None only for a label no judge gave) and types as the row
   contract says, its `model` one this run asks or one a cache entry is stamped with, and each cache entry
@@ -59,7 +61,7 @@ from urllib.parse import urlsplit
 from .. import config
 from ..cache import FIELDS, OFF, PAGES, Cache, CacheError, HoldsSecret, checked, request_key
 from ..config import Settings
-from ..context import RunContext, open_cache
+from ..context import Clients, RunContext, open_cache
 from ..matching.spans import is_span
 from ..verdict.review import Gate, gated
 from ..vocabulary import (CONTRADICTED, LABELS, NOT_FOUND, STATUSES, SUPPORTED, WORKER_LOST,
@@ -68,6 +70,8 @@ from .citation import check_one, setting_errors
 
 WORKER_MEMORY = 1000
 """Entries a worker remembers from its own tasks until the driver has stored them."""
+WORKER_RUNS = 4
+"""Sets of clients a worker process keeps open, one per run settings (the most recently used)."""
 TLS_FILES = ("CLUSTER_TLS_CA", "CLUSTER_TLS_CERT", "CLUSTER_TLS_KEY")
 USAGE = ("--cluster must be local:N (N worker processes on this machine) or tls://HOST:PORT (a running "
          f"scheduler; {', '.join(TLS_FILES)} name its PEM files)")
@@ -239,12 +243,13 @@ class TaskCache(Cache):
         vars(self).update(vars(base))
         self.base, self.recent, self.recorded, self.asked = base, recent, {}, {}
 
-    def call(self, function: str, model: str, request: Any, compute: Callable, **hints) -> Any:
-        """The cache's call, remembering the request under its key (the driver checks the two agree)."""
+    def answered(self, function: str, model: str, request: Any, compute: Callable, **hints) -> tuple:
+        """The cache's answer (`call` and `answered` alike), remembering the request under its key (the
+        driver checks the two agree)."""
         with _worker_lock:
             self.asked[request_key(function, model, request)] = {"function": function, "model": model,
                                                                  "request": request}
-        return super().call(function, model, request, compute, **hints)
+        return super().answered(function, model, request, compute, **hints)
 
     def lookup(self, key: str, function: str | None = None) -> dict | None:
         with _worker_lock:
@@ -271,20 +276,66 @@ def _worker_cache(settings: Settings) -> tuple[Cache, collections.OrderedDict]:
         return _worker_caches[key]
 
 
+@dataclass
+class _Run:
+    """A worker process's clients for one run's settings, and how many of its tasks use them now."""
+    clients: Clients
+    users: int = 0
+    retired: bool = False
+
+
+_worker_runs: collections.OrderedDict[tuple, _Run] = collections.OrderedDict()
+
+
+@contextlib.contextmanager
+def _worker_clients(settings: Settings) -> Iterator[Clients]:
+    """This worker process's clients for `settings` (module rules): one set per settings and secrets'
+    values, the WORKER_RUNS most recently used kept, an older set closed once no task uses it."""
+    closing = []
+    with _worker_lock:
+        run = _worker_runs.pop((settings, settings.secrets), None) or _Run(Clients())
+        _worker_runs[(settings, settings.secrets)] = run
+        run.users += 1
+        while len(_worker_runs) > WORKER_RUNS:
+            old = _worker_runs.popitem(last=False)[1]
+            old.retired = True
+            closing += [old] if not old.users else []
+    for old in closing:
+        old.clients.close()
+    try:
+        yield run.clients
+    finally:
+        with _worker_lock:
+            run.users -= 1
+            done = run.retired and not run.users
+        if done:
+            run.clients.close()
+
+
+def close_worker_clients() -> None:
+    """Close every client this worker process holds (at its shutdown: `nodes.ClosingClients`)."""
+    with _worker_lock:
+        runs = list(_worker_runs.values())
+        _worker_runs.clear()
+    for run in runs:
+        run.clients.close()
+
+
 def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str, threshold: Gate,
                     quotes: tuple[str, ...] = ()) -> str:
     """One citation (`quotes`: the texts it carries) on a worker -> JSON text {"row": its row, "recorded":
     [[key, entry, the request asked], ...]}."""
     base, recent = _worker_cache(settings)
     cache = TaskCache(base, recent)
-    ctx = RunContext.build(settings, cache)
 
     def pipeline(claim: str, url: str) -> dict:
         from ..verify import verify_citation
         return verify_citation(claim, url, ctx, threshold, with_passages=True, quotes=quotes)
     _limit.semaphore = semaphore
     try:
-        row = check_one(verify or pipeline, claim, url, threshold)
+        with _worker_clients(settings) as clients:
+            ctx = RunContext.build(settings, cache, clients)
+            row = check_one(verify or pipeline, claim, url, threshold)
         recorded = [[key, entry, cache.asked.get(key)] for key, entry in cache.recorded.items()]
         return json.dumps({"row": row, "recorded": recorded}, ensure_ascii=False)
     finally:
@@ -512,6 +563,8 @@ def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, thresh
     where = ready(spec, ctx.settings)
     settings = shippable(ctx.settings)
     with connect(where, settings, concurrency) as client:
+        from .nodes import ClosingClients
+        client.register_plugin(ClosingClients(), name=ClosingClients.name)
         semaphore = Semaphore(max_leases=concurrency, name=f"citecheck-calls-{uuid.uuid4().hex}")
         ahead = 2 * max(sum(client.nthreads().values()), 1)
         queue, futures, finished = iter(todo), {}, as_completed()

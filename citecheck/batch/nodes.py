@@ -7,15 +7,19 @@ Rules:
 - A worker process starts with the environment its nanny's process has at that moment and keeps it
   (/proc/PID/environ) whatever it sets later, so every `config.SECRETS` is out of the driver's
   environment while a worker starts; the check's keys reach it through the nanny's `env`.
+- A worker closes the run clients its tasks opened when it shuts down (`ClosingClients`, which a cluster
+  batch registers on any cluster, local or tls://).
 
 Imports distributed: loaded only when a cluster starts.
 """
 from __future__ import annotations
 
 from distributed import Nanny, Scheduler, Worker
+from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.http.routing import RoutingApplication
 
 from .. import config
+from . import cluster
 
 
 class _Unserved:
@@ -38,3 +42,13 @@ class CleanNanny(Nanny):
     async def instantiate(self):
         with config.starting_children_without(config.SECRETS):
             return await super().instantiate()
+
+
+class ClosingClients(WorkerPlugin):
+    """Closes a worker process's run clients (`cluster.close_worker_clients`) when the worker shuts down;
+    registered once per cluster (idempotent: a second driver does not replace it)."""
+    name = "citecheck-closing-clients"
+    idempotent = True
+
+    def teardown(self, worker) -> None:
+        cluster.close_worker_clients()
