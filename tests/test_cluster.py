@@ -426,8 +426,9 @@ def test_a_worker_opens_its_run_clients_once_per_settings_and_closes_them_at_shu
     rows = []
     for i, landed in enumerate([settings] * 3 + [settings.replace(judge_timeout=7.0)] * 2):
         landed = pickle.loads(pickle.dumps(landed))             # as a task's settings arrive on a worker
-        answer = cluster.check_on_worker(landed, None, None, f"Water boils at 100 °C ({i}).",
-                                         fixture_site.url(f"/articles/boiling-point?n={i}"), gate_of(None, landed))
+        page = fixture_site.url(f"/articles/boiling-point?n={i}")
+        answer = cluster.check_on_worker(landed, None, None, f"Water boils at 100 °C ({i}).", page,
+                                         gate_of(None, landed))
         rows.append(json.loads(answer)["row"])
     assert len(standins.requests) == 5 and all(row["model"] for row in rows)   # each judged
     assert made == [("judge", "openai")] * 2                   # one client per settings, not one per task

@@ -168,16 +168,16 @@ def shippable(settings: Settings) -> Settings:
 @contextlib.contextmanager
 def local_cluster(workers: int, threads: int, secured, settings: Settings):
     """A cluster of `workers` processes on tls://127.0.0.1 (free ports) secured by `secured`, with no HTTP
-    server on any node and no secret in a worker's start (`batch.nodes`); its scratch folder is removed
-    when it closes. The notebooks start theirs here."""
+    server on any node, no secret in a worker's start and no statistical profiler (`batch.nodes`); its
+    scratch folder is removed when it closes. The notebooks start theirs here."""
     from distributed import SpecCluster
     from . import nodes
     with tempfile.TemporaryDirectory(prefix="citecheck-dask-") as scratch:
         common = {"host": "127.0.0.1", "protocol": "tls://", "security": secured, "dashboard_address": None,
                   "local_directory": scratch}
         worker = {"cls": nodes.CleanNanny, "options": {
-            **common, "nthreads": threads, "worker_class": nodes.UnservedWorker,
-            "env": worker_environment(settings), "dashboard": False, "silence_logs": logging.CRITICAL}}
+            **common, "nthreads": threads, "worker_class": nodes.UnservedWorker, "env": worker_environment(settings),
+            "config": nodes.worker_config(), "dashboard": False, "silence_logs": logging.CRITICAL}}
         scheduler = {"cls": nodes.UnservedScheduler, "options": {**common, "port": 0, "dashboard": False}}
         with SpecCluster(scheduler=scheduler, workers=dict.fromkeys(range(workers), worker), worker=worker,
                          security=secured, silence_logs=logging.CRITICAL) as cluster:

@@ -7,6 +7,8 @@ Rules:
 - A worker process starts with the environment its nanny's process has at that moment and keeps it
   (/proc/PID/environ) whatever it sets later, so every `config.SECRETS` is out of the driver's
   environment while a worker starts; the check's keys reach it through the nanny's `env`.
+- Workers run without Dask's statistical profiler (it samples every thread 100 times a second for a
+  dashboard nobody serves): `worker_config`.
 - A worker closes the run clients its tasks opened when it shuts down (`ClosingClients`, which a cluster
   batch registers on any cluster, local or tls://).
 
@@ -14,12 +16,20 @@ Imports distributed: loaded only when a cluster starts.
 """
 from __future__ import annotations
 
+import dask.config
 from distributed import Nanny, Scheduler, Worker
 from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.http.routing import RoutingApplication
 
 from .. import config
 from . import cluster
+
+
+def worker_config() -> dict:
+    """The Dask configuration a local worker process runs with: this process's, the profiler off (a
+    nanny replaces whole top-level sections, so the `distributed` section is given whole)."""
+    return {"distributed": dask.config.merge(dask.config.get("distributed"),
+                                             {"worker": {"profile": {"enabled": False}}})}
 
 
 class _Unserved:
