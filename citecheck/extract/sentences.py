@@ -15,7 +15,8 @@ Rules:
   of the prose left out, a space left before punctuation and a comma, colon or semicolon left at an end
   dropped).
 - Linear in the text: it is split once (`Sentences`), and a point or span is placed by bisection over the
-  sentences' starts and ends (sentences are in order and never overlap), never by a scan of them all.
+  sentences' starts and ends (sentences are in order and never overlap), never by a scan of them all. Its
+  memory too: paragraphs are found by the blank lines that end them (`_BREAK`), never matched whole.
 """
 from __future__ import annotations
 
