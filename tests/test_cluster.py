@@ -432,5 +432,18 @@ def test_a_worker_opens_its_run_clients_once_per_settings_and_closes_them_at_shu
         rows.append(json.loads(answer)["row"])
     assert len(standins.requests) == 5 and all(row["model"] for row in rows)   # each judged
     assert made == [("judge", "openai")] * 2                   # one client per settings, not one per task
-    ClosingClients().teardown(worker=None)                      # the worker shutting down
+    ClosingClients(cluster.close_worker_clients).teardown(worker=None)      # the worker shutting down
     assert closed == [1, 1] and not cluster._worker_runs
+
+
+def test_a_worker_runs_the_closing_plugin_when_its_cluster_shuts_down(tmp_path, ctx):
+    import functools
+
+    from citecheck.batch.nodes import ClosingClients
+    marker = tmp_path / "closed"
+    with cluster.connect(cluster.Spec(workers=1), cluster.shippable(ctx.settings), 1) as client:
+        client.register_plugin(ClosingClients(functools.partial(cluster_tasks.mark, str(marker))),
+                               name=ClosingClients.name)
+        pids = set(client.run(os.getpid).values())
+        assert not marker.exists()
+    assert marker.exists() and int(marker.read_text()) in pids

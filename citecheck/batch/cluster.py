@@ -564,7 +564,7 @@ def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, thresh
     settings = shippable(ctx.settings)
     with connect(where, settings, concurrency) as client:
         from .nodes import ClosingClients
-        client.register_plugin(ClosingClients(), name=ClosingClients.name)
+        client.register_plugin(ClosingClients(close_worker_clients), name=ClosingClients.name)
         semaphore = Semaphore(max_leases=concurrency, name=f"citecheck-calls-{uuid.uuid4().hex}")
         ahead = 2 * max(sum(client.nthreads().values()), 1)
         queue, futures, finished = iter(todo), {}, as_completed()

@@ -16,13 +16,14 @@ Imports distributed: loaded only when a cluster starts.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import dask.config
 from distributed import Nanny, Scheduler, Worker
 from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.http.routing import RoutingApplication
 
 from .. import config
-from . import cluster
 
 
 def worker_config() -> dict:
@@ -55,10 +56,13 @@ class CleanNanny(Nanny):
 
 
 class ClosingClients(WorkerPlugin):
-    """Closes a worker process's run clients (`cluster.close_worker_clients`) when the worker shuts down;
-    registered once per cluster (idempotent: a second driver does not replace it)."""
+    """Runs `close` (`cluster.close_worker_clients`: a worker process's run clients) when the worker shuts
+    down; registered once per cluster (idempotent: a second driver does not replace it)."""
     name = "citecheck-closing-clients"
     idempotent = True
 
+    def __init__(self, close: Callable[[], None]):
+        self.close = close
+
     def teardown(self, worker) -> None:
-        cluster.close_worker_clients()
+        self.close()
