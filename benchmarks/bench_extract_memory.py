@@ -83,8 +83,8 @@ def main() -> int:
     args = parser.parse_args()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     m = measured(args.mib)
-    print(f"{m['input'] / MIB:.1f} MiB one-paragraph answer ({m['claims']} claims, {m['problems']} problems); "
-          f"load average {load}")
+    print(f"{m['input'] / MIB:.1f} MiB one-paragraph answer ({m['claims']} claims, "
+          f"{m['problems']} problems); load average {load}")
     print(f"resident before {m['before'] / MIB:.0f} MiB, peak {m['peak'] / MIB:.0f} MiB: "
           f"{(m['peak'] - m['before']) / MIB:.0f} MiB over the interpreter = {m['ratio']:.1f}x the input "
           "(target <= 10x)")

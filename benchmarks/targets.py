@@ -58,7 +58,8 @@ def main(words: list[str]) -> int:
         try:
             figure = measure()
         except Exception as exc:        # noqa: BLE001 - one benchmark failing must not hide the others
-            print(f"| {name} | failed: {type(exc).__name__}: {exc} | {comparison} {value:g} | no | {command} |")
+            print(f"| {name} | failed: {type(exc).__name__}: {exc} | {comparison} {value:g} | no "
+                  f"| {command} |")
             missed += 1
             continue
         met = COMPARE[comparison](figure, value)

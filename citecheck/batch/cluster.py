@@ -176,8 +176,9 @@ def local_cluster(workers: int, threads: int, secured, settings: Settings):
         common = {"host": "127.0.0.1", "protocol": "tls://", "security": secured, "dashboard_address": None,
                   "local_directory": scratch}
         worker = {"cls": nodes.CleanNanny, "options": {
-            **common, "nthreads": threads, "worker_class": nodes.UnservedWorker, "env": worker_environment(settings),
-            "config": nodes.worker_config(), "dashboard": False, "silence_logs": logging.CRITICAL}}
+            **common, "nthreads": threads, "worker_class": nodes.UnservedWorker,
+            "env": worker_environment(settings), "config": nodes.worker_config(), "dashboard": False,
+            "silence_logs": logging.CRITICAL}}
         scheduler = {"cls": nodes.UnservedScheduler, "options": {**common, "port": 0, "dashboard": False}}
         with SpecCluster(scheduler=scheduler, workers=dict.fromkeys(range(workers), worker), worker=worker,
                          security=secured, silence_logs=logging.CRITICAL) as cluster:
