@@ -148,15 +148,20 @@ def measure(run, pids: list[int]) -> tuple:
     return result, time.perf_counter() - started, cpu_seconds() - cpu + on_workers, on_workers
 
 
-def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: float, workers: int = 0,
-              pages: str = "same", encoder: str = "memo", ranking: str = "minilm") -> dict:
-    """One batch in this process, on `workers` warm local worker processes when > 0 (their start-up and
-    model load are timed apart); returns the measurements."""
+def run_level(*args, **kwargs) -> dict:
+    """`level_in` a temporary folder, removed after."""
+    with tempfile.TemporaryDirectory(prefix="bench-batch-") as folder:
+        return level_in(Path(folder), *args, **kwargs)
+
+
+def level_in(work: Path, mode: str, concurrency: int, citations: int, crawl: float, judge: float,
+             workers: int = 0, pages: str = "same", encoder: str = "memo", ranking: str = "minilm") -> dict:
+    """One batch in this process with its files in `work`, on `workers` warm local worker processes when
+    > 0 (their start-up and model load are timed apart); returns the measurements."""
     from citecheck import batch
     from citecheck.config import Settings
     from citecheck.context import RunContext
     pipeline_imported()
-    work = Path(tempfile.mkdtemp(prefix="bench-batch-"))
     ctx = RunContext.build(Settings(cache_path=work / "cache.json", audit_db=work / "audit.db", retrieval=ranking,
                                     judge_method="one_pass"))
     if mode == "sleep":
