@@ -20,8 +20,11 @@ Modes:
 Ideal throughput = concurrency / (crawl + judge latency): what the batch would reach if the only cost
 were waiting. The CPU column is the batch process's own CPU time per citation (the stand-ins' threads
 run in the same process but do almost nothing: each page is converted once), plus, with --workers N
-(a `--cluster` batch on N local worker processes; 0 = the thread pool), its workers' CPU. The cluster is
-started and MiniLM loaded on every worker before the clock starts; that start-up has its own column.
+(cluster mode: a `--cluster` batch on N local worker processes; 0 = the thread pool), its workers' CPU,
+which has a column of its own (the worker processes' CPU from /proc: the cluster target is the one
+worker of `--workers 1`, `worker_cpu_per_citation`, against the threads' CPU column). The cluster is
+started, the pipeline imported and MiniLM loaded on every worker before the clock starts (the pipeline is
+imported in the driver too); that start-up has its own column.
 Each level runs in its own process so the peak RSS column is that level's alone.
 
 Pages (http mode): `same` serves one article under every URL (a page cited by many claims: encoded once
@@ -100,9 +103,16 @@ def process_cpu(pids: list[int]) -> float:
     return total
 
 
+def pipeline_imported() -> bool:
+    """The pipeline's modules imported: start-up (in the driver and on each worker), not a citation's cost."""
+    import citecheck.verify  # noqa: F401
+    return True
+
+
 @contextlib.contextmanager
 def warm_cluster(workers: int, concurrency: int, settings, load_model: bool):
-    """A LocalCluster started (with `load_model`, its workers' MiniLM loaded) before the clock starts:
+    """A LocalCluster started, the pipeline imported (with `load_model`, MiniLM loaded) on its workers before
+    the clock starts:
     yields (the address to pass as --cluster, the worker pids, seconds it took to get there, the
     CLUSTER_TLS_* settings to join it with); None without workers."""
     if not workers:
@@ -116,6 +126,7 @@ def warm_cluster(workers: int, concurrency: int, settings, load_model: bool):
         security, tls = credentials_in(Path(folder))
         with local_cluster(workers, concurrency, security, settings) as local, \
                 Client(local, security=security) as client:
+            client.run(pipeline_imported)
             if load_model:
                 from citecheck.web import vectors
                 client.run(lambda: vectors.model() is not None)
@@ -130,26 +141,34 @@ def joining(ctx, tls):
 
 
 def measure(run, pids: list[int]) -> tuple:
+    """(run's result, seconds, CPU seconds of this process and the workers, the workers' alone)."""
     started, cpu, workers_cpu = time.perf_counter(), cpu_seconds(), process_cpu(pids)
     result = run()
-    return result, time.perf_counter() - started, cpu_seconds() - cpu + process_cpu(pids) - workers_cpu
+    on_workers = process_cpu(pids) - workers_cpu
+    return result, time.perf_counter() - started, cpu_seconds() - cpu + on_workers, on_workers
 
 
-def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: float, workers: int = 0,
-              pages: str = "same", encoder: str = "memo", ranking: str = "minilm") -> dict:
-    """One batch in this process, on `workers` warm local worker processes when > 0 (their start-up and
-    model load are timed apart); returns the measurements."""
+def run_level(*args, **kwargs) -> dict:
+    """`level_in` a temporary folder, removed after."""
+    with tempfile.TemporaryDirectory(prefix="bench-batch-") as folder:
+        return level_in(Path(folder), *args, **kwargs)
+
+
+def level_in(work: Path, mode: str, concurrency: int, citations: int, crawl: float, judge: float,
+             workers: int = 0, pages: str = "same", encoder: str = "memo", ranking: str = "minilm") -> dict:
+    """One batch in this process with its files in `work`, on `workers` warm local worker processes when
+    > 0 (their start-up and model load are timed apart); returns the measurements."""
     from citecheck import batch
     from citecheck.config import Settings
     from citecheck.context import RunContext
-    work = Path(tempfile.mkdtemp(prefix="bench-batch-"))
+    pipeline_imported()
     ctx = RunContext.build(Settings(cache_path=work / "cache.json", audit_db=work / "audit.db", retrieval=ranking,
                                     judge_method="one_pass", ignore_robots=True,     # the stand-ins are ours:
                                     host_concurrency=1000, host_rate=1e6))          # bench_politeness paces
     if mode == "sleep":
         write_claims(work / "claims.jsonl", citations, "http://bench.invalid")
         with warm_cluster(workers, concurrency, ctx.settings, False) as (address, pids, startup, tls):
-            result, seconds, cpu = measure(lambda: batch.run_batch(
+            result, seconds, cpu, on_workers = measure(lambda: batch.run_batch(
                 work / "claims.jsonl", joining(ctx, tls), verify=SleepVerify(crawl, judge), concurrency=concurrency,
                 cluster=address), pids)
         crawls = judged = len(result.rows)
@@ -164,12 +183,12 @@ def run_level(mode: str, concurrency: int, citations: int, crawl: float, judge: 
                 vectors.model()
             with warm_cluster(workers, concurrency, ctx.settings, ranking == "minilm") as (address, pids, startup,
                                                                                            tls):
-                result, seconds, cpu = measure(lambda: batch.run_batch(
+                result, seconds, cpu, on_workers = measure(lambda: batch.run_batch(
                     work / "claims.jsonl", joining(ctx, tls), concurrency=concurrency, cluster=address), pids)
             crawls, judged = len(crawling.calls), len(model.requests)
     labels = batch.counts(result.rows)
     return {"mode": mode, "concurrency": concurrency, "workers": workers, "citations": len(result.rows),
-            "seconds": seconds, "cpu": cpu, "startup": startup,
+            "seconds": seconds, "cpu": cpu, "worker_cpu": on_workers, "startup": startup,
             "supported": labels["supported"], "crawls": crawls, "judge_calls": judged,
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
@@ -211,6 +230,28 @@ def http_standins(crawl: float, judge: float, pages: str = "same"):
         yield fixture.base_url, crawling, model, pointed
 
 
+def in_child(mode: str, level: int, workers: int, citations: int, crawl_ms: int, judge_ms: int,
+             pages: str = "same", encoder: str = "memo", ranking: str = "minilm") -> dict | str:
+    """One level measured in its own process: its measurements, or the child's last error line."""
+    child = subprocess.run([sys.executable, __file__, "--child", "--mode", mode, "--levels", str(level),
+                            "--workers", str(workers), "--citations", str(citations),
+                            "--crawl-ms", str(crawl_ms), "--judge-ms", str(judge_ms), "--pages", pages,
+                            "--encoder", encoder, "--retrieval", ranking],
+                           capture_output=True, text=True, cwd=ROOT)
+    if child.returncode != 0:
+        return " ".join(child.stderr.strip().splitlines()[-1:])
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def worker_cpu_per_citation(citations: int = 100) -> float:
+    """The target's measure: CPU ms per citation of the one worker process of a `local:1` cluster
+    (http mode, bm25, concurrency 4, the stand-ins' latency as by default)."""
+    m = in_child("http", 4, 1, citations, 200, 300, ranking="bm25")
+    if isinstance(m, str):
+        raise RuntimeError(m)
+    return 1000 * m["worker_cpu"] / m["citations"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=("sleep", "http", "both"), default="both")
@@ -239,30 +280,24 @@ def main() -> int:
           f"load average {load} at the start\n")
     print("| mode | ranking | workers | concurrency | crawls / judge calls | seconds | citations/s | ideal/s "
           "| % of ideal "
-          "| CPU ms / citation | cluster start s | peak RSS MiB |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| CPU ms / citation | workers' CPU ms / citation | cluster start s | peak RSS MiB |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     runs = [(mode, ranking) for mode in modes for ranking in (args.retrieval if mode == "http" else ["-"])]
     for mode, ranking in runs:
         for workers in args.workers:
             for level in args.levels:
-                child = subprocess.run([sys.executable, __file__, "--child", "--mode", mode,
-                                        "--levels", str(level),
-                                        "--workers", str(workers), "--citations", str(args.citations),
-                                        "--crawl-ms", str(args.crawl_ms), "--judge-ms", str(args.judge_ms),
-                                        "--pages", args.pages, "--encoder", args.encoder,
-                                        "--retrieval", "minilm" if ranking == "-" else ranking],
-                                       capture_output=True, text=True, cwd=ROOT)
+                m = in_child(mode, level, workers, args.citations, args.crawl_ms, args.judge_ms, args.pages,
+                             args.encoder, "minilm" if ranking == "-" else ranking)
                 shown = workers or "threads"
-                if child.returncode != 0:
-                    last = child.stderr.strip().splitlines()[-1:]
-                    print(f"| {mode} | {ranking} | {shown} | {level} | failed: {last} |")
+                if isinstance(m, str):
+                    print(f"| {mode} | {ranking} | {shown} | {level} | failed: {m} |")
                     continue
-                m = json.loads(child.stdout.strip().splitlines()[-1])
                 rate, ideal = m["citations"] / m["seconds"], level / (crawl + judge)
+                on_workers = f"{1000 * m['worker_cpu'] / m['citations']:.0f}" if workers else "-"
                 print(f"| {mode} | {ranking} | {shown} | {level} | {m['crawls']} / {m['judge_calls']} "
                       f"| {m['seconds']:.1f} "
                       f"| {rate:.2f} | {ideal:.2f} | {100 * rate / ideal:.0f}% "
-                      f"| {1000 * m['cpu'] / m['citations']:.0f} | {m['startup']:.1f} "
+                      f"| {1000 * m['cpu'] / m['citations']:.0f} | {on_workers} | {m['startup']:.1f} "
                       f"| {m['peak_rss_mib']:.0f} |",
                       flush=True)
     return 0

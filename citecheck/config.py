@@ -21,7 +21,7 @@ import math
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -634,7 +634,12 @@ def redact(text: str) -> str:
 
     The last line of defence for messages and rows written to disk: it reads the environment at the
     moment of writing, so no secret set anywhere in the process escapes."""
-    return Secrets.from_env().redact(text)
+    return redactor()(text)
+
+
+def redactor() -> Callable[[str], str]:
+    """`redact` over the environment as it is now, read once: for the many texts of one row or record."""
+    return Secrets.from_env().redact
 
 
 def in_ci(environ: Mapping[str, str] | None = None) -> bool:

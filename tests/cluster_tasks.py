@@ -148,3 +148,8 @@ def hostile(settings, semaphore, verify, claim: str, url: str, threshold, quotes
         echo = {**page, "markdown": f"echo: {CANARY}"}
         recorded = [filed({**FORGED_ENTRY, "function": "fetch.direct", "answer": echo}, {"url": url})]
     return json.dumps({"row": row, "recorded": recorded})
+
+
+def mark(path: str) -> None:
+    """Write this worker's pid to `path` (a worker plugin's teardown ran)."""
+    Path(path).write_text(str(os.getpid()))

@@ -55,6 +55,28 @@ def test_secrets_are_redacted_before_they_reach_the_database(tmp_path, monkeypat
     assert row["evidence_quote"] == "?token=<CRAWLBASE_TOKEN>"
 
 
+def env_reads(monkeypatch) -> list:
+    """One item per reading of the secret variables (`config.Secrets.from_env`) from now on."""
+    from citecheck import config
+    reads, from_env = [], config.Secrets.from_env
+    counted = classmethod(lambda cls, environ=None: reads.append(1) or from_env(environ))
+    monkeypatch.setattr(config.Secrets, "from_env", counted)
+    return reads
+
+
+def test_a_secret_in_any_text_field_is_redacted_reading_the_environment_once_per_row(tmp_path, monkeypatch):
+    monkeypatch.setenv("CRAWLBASE_TOKEN", TOKEN)
+    reads = env_reads(monkeypatch)
+    conn = audit.connect(tmp_path / "a.db")
+    texts = {key: f"{key} {TOKEN}" for key in ("url", "evidence_quote", "final_url", "rid", "method", "diff")}
+    row = audit.write_citation(conn, f"b {TOKEN}", f"c1 {TOKEN}", f"claim {TOKEN}",
+                               citation(**texts, passages=[f"passage {TOKEN}"]), model=f"m {TOKEN}")
+    conn.close()
+    assert TOKEN.encode() not in (tmp_path / "a.db").read_bytes() and len(reads) == 1
+    assert all(TOKEN not in value and "<CRAWLBASE_TOKEN>" in value for key, value in row.items()
+               if key in (*texts, "batch", "id", "claim", "passages", "model"))
+
+
 def test_an_unopenable_database_names_its_path(tmp_path):
     with pytest.raises(OSError, match="no/such/dir/audit.db"):
         audit.connect(tmp_path / "no/such/dir/audit.db")

@@ -249,6 +249,21 @@ def test_csv_has_one_row_per_citation_in_the_documented_columns(tmp_path, ctx):
         "http_404", "404", "", "")
 
 
+def test_a_secret_in_any_csv_cell_is_redacted_reading_the_environment_once_per_row(tmp_path, monkeypatch):
+    from test_audit import env_reads
+    token = "tok-FAKE-every-cell-5Q"
+    monkeypatch.setenv("OPENAI_API_KEY", token)
+    reads = env_reads(monkeypatch)
+    rows = [{column: f"{column} {token}!" for column in batch.CSV_COLUMNS} for _ in range(3)]
+    batch.write_csv(rows, tmp_path / "report.csv")
+    with open(tmp_path / "report.csv", newline="", encoding="utf-8") as handle:
+        written = list(csv.DictReader(handle))
+    assert token not in (tmp_path / "report.csv").read_text(encoding="utf-8")
+    assert all(row[column] == f"{column} <OPENAI_API_KEY>!" for row in written
+               for column in batch.CSV_COLUMNS)
+    assert len(reads) == len(rows)
+
+
 @pytest.mark.parametrize("text", ["=HYPERLINK(\"http://evil\")", "+1+2", "-2+3", "@SUM(A1)", "\tTab", "\rCR"])
 def test_formula_cells_are_neutralised_by_owasps_rule(tmp_path, text):
     row = {**{column: None for column in batch.CSV_COLUMNS}, "id": "x", "claim": text, "url": "http://x/",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import pickle
 import sqlite3
@@ -407,3 +408,42 @@ def test_a_killed_cluster_batch_resumes_without_redoing_and_leaves_no_worker(tmp
                    and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"}
         time.sleep(0.5)
     assert workers == set(), "the killed driver's workers should exit on their own"
+
+
+def test_a_worker_opens_its_run_clients_once_per_settings_and_closes_them_at_shutdown(standins, fixture_site,
+                                                                                      tmp_path, monkeypatch):
+    from citecheck.batch.nodes import ClosingClients
+    from citecheck.config import Settings
+    from citecheck.context import Clients
+    from citecheck.verdict.review import gate_of
+    made, closed, get, close = [], [], Clients.get, Clients.close
+
+    def counted(self, name, make):
+        return get(self, name, lambda: made.append(name) or make())
+    monkeypatch.setattr(Clients, "get", counted)
+    monkeypatch.setattr(Clients, "close", lambda self: closed.append(len(self._open)) or close(self))
+    settings = cluster.shippable(Settings.from_env())
+    rows = []
+    for i, landed in enumerate([settings] * 3 + [settings.replace(judge_timeout=7.0)] * 2):
+        landed = pickle.loads(pickle.dumps(landed))             # as a task's settings arrive on a worker
+        page = fixture_site.url(f"/articles/boiling-point?n={i}")
+        answer = cluster.check_on_worker(landed, None, None, f"Water boils at 100 °C ({i}).", page,
+                                         gate_of(None, landed))
+        rows.append(json.loads(answer)["row"])
+    assert len(standins.requests) == 5 and all(row["model"] for row in rows)   # each judged
+    assert made == [("judge", "openai")] * 2                   # one client per settings, not one per task
+    ClosingClients(cluster.close_worker_clients).teardown(worker=None)      # the worker shutting down
+    assert closed == [1, 1] and not cluster._worker_runs
+
+
+def test_a_worker_runs_the_closing_plugin_when_its_cluster_shuts_down(tmp_path, ctx):
+    import functools
+
+    from citecheck.batch.nodes import ClosingClients
+    marker = tmp_path / "closed"
+    with cluster.connect(cluster.Spec(workers=1), cluster.shippable(ctx.settings), 1) as client:
+        client.register_plugin(ClosingClients(functools.partial(cluster_tasks.mark, str(marker))),
+                               name=ClosingClients.name)
+        pids = set(client.run(os.getpid).values())
+        assert not marker.exists()
+    assert marker.exists() and int(marker.read_text()) in pids

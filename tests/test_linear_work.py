@@ -48,6 +48,33 @@ def test_pysbd_reads_a_long_paragraph_in_bounded_windows_covering_it_about_once(
     assert all(a < b <= c for (a, b), (c, _) in zip(spans, spans[1:]))
 
 
+def test_finding_a_long_paragraph_holds_memory_of_the_order_of_a_window_not_of_the_text(monkeypatch):
+    import tracemalloc
+
+    from citecheck.extract import sentences
+    monkeypatch.setattr(sentences, "_segment", lambda text, start, stop: [])     # pysbd aside
+    text = PROSE * (1_000_000 // len(PROSE))                # one paragraph of 1 MB
+    tracemalloc.start()
+    try:
+        sentences.split(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < len(text) // 10           # matching the paragraph whole held ~120 bytes a character
+
+
+def test_paragraphs_end_at_blank_lines_as_the_pattern_of_a_paragraph_says():
+    import random
+    import re
+
+    from citecheck.extract import sentences
+    paragraph = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")      # what a paragraph is, matched whole
+    rng = random.Random(5)
+    for _ in range(5000):
+        text = "".join(rng.choice(["a", " ", "\t", "\n", "b. ", "\n\n", " \n", "\r"]) for _ in range(30))
+        assert list(sentences._paragraphs(text)) == [m.span() for m in paragraph.finditer(text)]
+
+
 def test_a_paragraph_within_the_window_is_split_exactly_as_pysbd_splits_it_whole():
     import pysbd
 

@@ -8,7 +8,8 @@ Rules:
   `span_end`: in the page's text as stored, or in the row's section); the columns are
   `vocabulary.AuditRow`'s fields. `batch` writes its batch's name; `verify` writes batch `verify`, `/verify` batch `api` and
   `check` batch `check:<citations file>`, the first two with the claim's digest as id (`claim_id`).
-- Only the rid is kept: never a storage URL, never a token (every text field passes `config.redact`).
+- Only the rid is kept: never a storage URL, never a token (every text field passes `config.redact`, the
+  environment read once per row).
 - Writing the same (batch, id, url) again replaces the row, so a resumed batch never duplicates one
   (reviews of the old verdict are kept: they name the `decided_at` they reviewed, `audit.reviews`).
 - Opening a DB applies the migrations it lacks (an old DB is upgraded in place, losing nothing); a
@@ -95,10 +96,6 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _clean(value):
-    return config.redact(value) if isinstance(value, str) else value
-
-
 def _passages(value) -> str | None:
     """The passages the judge read, as the JSON text the column holds (a list is encoded)."""
     if value is None or isinstance(value, str):
@@ -119,7 +116,8 @@ def write_citation(conn: sqlite3.Connection, batch: str, item_id: str, claim: st
                               "decided_at": utc_now(),
                               "flow": citation.get("flow") or WEB,
                               "passages": _passages(citation.get("passages"))}).to_dict()
-    row = {key: _clean(value) for key, value in row.items()}
+    redact = config.redactor()
+    row = {key: redact(value) if isinstance(value, str) else value for key, value in row.items()}
     names = ", ".join(COLUMNS)
     marks = ", ".join("?" for _ in COLUMNS)
     updates = ", ".join(f"{c} = excluded.{c}" for c in COLUMNS if c not in KEY)

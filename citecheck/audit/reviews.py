@@ -106,9 +106,10 @@ def _record(conn: sqlite3.Connection, decision: Decision, now: str) -> dict:
         latest, seen = current(conn, decision.batch, decision.id, decision.url), decision.seen_review
         if (latest["review_id"] if latest else None) != seen:
             raise ReviewRefused("reviewed", _meanwhile(decision.id, latest))
+        redact = config.redactor()
         values = (decision.batch, decision.id, decision.url, decision.decided_at, citation["label"],
-                  decision.action, label, config.redact(decision.note.strip()) or None,
-                  config.redact(decision.reviewer.strip()), now, seen)
+                  decision.action, label, redact(decision.note.strip()) or None,
+                  redact(decision.reviewer.strip()), now, seen)
         marks = ", ".join("?" * len(values))
         cursor = conn.execute("INSERT INTO reviews (batch, id, url, decided_at, judged_label, action, label, "
                               f"note, reviewer, reviewed_at, replaces) VALUES ({marks})", values)

@@ -12,9 +12,12 @@ Rules:
 - Workers get only the secrets a check uses: a local:N worker process starts with no secret in its
   environment (`batch.nodes`), then gets the check's keys, `config.SERVICE_SECRETS` blank (a tls://
   cluster's workers read their own environment).
-- A task is one citation, checked and gated by `check_one` on a worker in a context rebuilt there from
+- A task is one citation, checked and gated by `check_one` on a worker in a context built there from
   the settings. Settings pickle with their secrets as "read them from the environment where I land", so no
-  task holds a key. MiniLM (and the passage vectors it has made) load once per worker process.
+  task holds a key. MiniLM (and the passage vectors it has made) load once per worker process, and so do
+  a run's clients (HTTP pools, TLS contexts, robots.txt answers, the cluster-wide host limit): one set per
+  run, settings and secrets' values (the WORKER_RUNS most recent are kept), closed when the worker shuts
+  down.
 - A task returns JSON text; the driver takes it as untrusted data (`accepted`): the row's keys, label,
   reason, confidence (finite in [0, 1]; None only for a label no judge gave) and types as the row
   contract says, its `model` one this run asks or one a cache entry is stamped with, and each cache entry
@@ -38,8 +41,7 @@ Rules:
 - The per-host limit is cluster-wide too (`ClusterHostLimit`): each request to an origin holds one of
   HOST_CONCURRENCY leases of that origin's Dask Semaphore (one per run), for at least HOST_CONCURRENCY /
   HOST_RATE seconds, so the origin sees at most HOST_CONCURRENCY in flight and HOST_RATE a second from
-  the whole cluster. A page replayed from the cache takes no lease. A worker keeps one set of clients
-  (connections, robots.txt answers, this limit) per run for its tasks.
+  the whole cluster. A page replayed from the cache takes no lease.
 - A worker that dies mid-citation: the scheduler runs that task again on another worker (up to its
   allowed-failures); a citation whose workers kept dying becomes not_found / worker_lost, which is
   transient, so a resumed batch checks it again. No citation is lost, none is written twice.
@@ -78,6 +80,8 @@ from .citation import check_one, setting_errors
 
 WORKER_MEMORY = 1000
 """Entries a worker remembers from its own tasks until the driver has stored them."""
+WORKER_RUNS = 4
+"""Sets of clients a worker process keeps open, one per run settings (the most recently used)."""
 TLS_FILES = ("CLUSTER_TLS_CA", "CLUSTER_TLS_CERT", "CLUSTER_TLS_KEY")
 USAGE = ("--cluster must be local:N (N worker processes on this machine) or tls://HOST:PORT (a running "
          f"scheduler; {', '.join(TLS_FILES)} name its PEM files)")
@@ -174,8 +178,8 @@ def shippable(settings: Settings) -> Settings:
 @contextlib.contextmanager
 def local_cluster(workers: int, threads: int, secured, settings: Settings):
     """A cluster of `workers` processes on tls://127.0.0.1 (free ports) secured by `secured`, with no HTTP
-    server on any node and no secret in a worker's start (`batch.nodes`); its scratch folder is removed
-    when it closes. The notebooks start theirs here."""
+    server on any node, no secret in a worker's start and no statistical profiler (`batch.nodes`); its
+    scratch folder is removed when it closes. The notebooks start theirs here."""
     from distributed import SpecCluster
     from . import nodes
     with tempfile.TemporaryDirectory(prefix="citecheck-dask-") as scratch:
@@ -183,7 +187,8 @@ def local_cluster(workers: int, threads: int, secured, settings: Settings):
                   "local_directory": scratch}
         worker = {"cls": nodes.CleanNanny, "options": {
             **common, "nthreads": threads, "worker_class": nodes.UnservedWorker,
-            "env": worker_environment(settings), "dashboard": False, "silence_logs": logging.CRITICAL}}
+            "env": worker_environment(settings), "config": nodes.worker_config(), "dashboard": False,
+            "silence_logs": logging.CRITICAL}}
         scheduler = {"cls": nodes.UnservedScheduler, "options": {**common, "port": 0, "dashboard": False}}
         with SpecCluster(scheduler=scheduler, workers=dict.fromkeys(range(workers), worker), worker=worker,
                          security=secured, silence_logs=logging.CRITICAL) as cluster:
@@ -233,10 +238,6 @@ def _within(address: str, timeout: float, connecting: Callable):
 _limit = threading.local()
 _worker_caches: dict[tuple, tuple[Cache, collections.OrderedDict]] = {}
 _worker_lock = threading.Lock()
-_worker_clients: collections.OrderedDict[str, Clients] = collections.OrderedDict()
-"""A worker's clients per run (the last WORKER_RUNS), shared by the run's tasks: its connections,
-robots.txt answers and cluster-wide host limit."""
-WORKER_RUNS = 4
 
 
 class ClusterHostLimit(Slots):
@@ -273,19 +274,6 @@ class ClusterHostLimit(Slots):
         return release
 
 
-def _run_clients(run: str, settings: Settings) -> Clients:
-    """This worker's clients for `run`, its host limit the cluster-wide one."""
-    with _worker_lock:
-        if run not in _worker_clients:
-            clients = _worker_clients[run] = Clients()
-            clients.get((HOST_LIMIT, settings.host_concurrency, settings.host_rate),
-                        lambda: ClusterHostLimit(run, settings.host_concurrency, settings.host_rate))
-            while len(_worker_clients) > WORKER_RUNS:
-                _worker_clients.popitem(last=False)[1].close()
-        _worker_clients.move_to_end(run)
-        return _worker_clients[run]
-
-
 def limited():
     """The cluster-wide lease for one outside call, in code a cluster task runs; a no-op elsewhere."""
     semaphore = getattr(_limit, "semaphore", None)
@@ -301,8 +289,8 @@ class TaskCache(Cache):
         self.base, self.recent, self.recorded, self.asked = base, recent, {}, {}
 
     def answered(self, function: str, model: str, request: Any, compute: Callable, **hints) -> tuple:
-        """The cache's call (`call` comes here too), remembering the request under its key (the driver
-        checks the two agree)."""
+        """The cache's answer (`call` and `answered` alike), remembering the request under its key (the
+        driver checks the two agree)."""
         with _worker_lock:
             self.asked[request_key(function, model, request)] = {"function": function, "model": model,
                                                                  "request": request}
@@ -333,21 +321,70 @@ def _worker_cache(settings: Settings) -> tuple[Cache, collections.OrderedDict]:
         return _worker_caches[key]
 
 
+@dataclass
+class _Run:
+    """A worker process's clients for one run's settings, and how many of its tasks use them now."""
+    clients: Clients
+    users: int = 0
+    retired: bool = False
+
+
+_worker_runs: collections.OrderedDict[tuple, _Run] = collections.OrderedDict()
+
+
+@contextlib.contextmanager
+def _worker_clients(settings: Settings, run_name: str | None) -> Iterator[Clients]:
+    """This worker process's clients for `settings` in the run `run_name` (module rules): one set per run,
+    settings and secrets' values, its host limit the run's cluster-wide one; the WORKER_RUNS most recently
+    used kept, an older set closed once no task uses it."""
+    closing, key = [], (run_name, settings, settings.secrets)
+    with _worker_lock:
+        run = _worker_runs.pop(key, None) or _Run(Clients())
+        _worker_runs[key] = run
+        if run_name is not None:
+            run.clients.get((HOST_LIMIT, settings.host_concurrency, settings.host_rate),
+                            lambda: ClusterHostLimit(run_name, settings.host_concurrency, settings.host_rate))
+        run.users += 1
+        while len(_worker_runs) > WORKER_RUNS:
+            old = _worker_runs.popitem(last=False)[1]
+            old.retired = True
+            closing += [old] if not old.users else []
+    for old in closing:
+        old.clients.close()
+    try:
+        yield run.clients
+    finally:
+        with _worker_lock:
+            run.users -= 1
+            done = run.retired and not run.users
+        if done:
+            run.clients.close()
+
+
+def close_worker_clients() -> None:
+    """Close every client this worker process holds (at its shutdown: `nodes.ClosingClients`)."""
+    with _worker_lock:
+        runs = list(_worker_runs.values())
+        _worker_runs.clear()
+    for run in runs:
+        run.clients.close()
+
+
 def check_on_worker(settings: Settings, semaphore, verify, claim: str, url: str, threshold: Gate,
                     quotes: tuple[str, ...] = ()) -> str:
     """One citation (`quotes`: the texts it carries) on a worker -> JSON text {"row": its row, "recorded":
     [[key, entry, the request asked], ...]}."""
     base, recent = _worker_cache(settings)
     cache = TaskCache(base, recent)
-    clients = _run_clients(semaphore.name, settings) if semaphore is not None else None   # None: no cluster
-    ctx = RunContext.build(settings, cache, clients)
 
     def pipeline(claim: str, url: str) -> dict:
         from ..verify import verify_citation
         return verify_citation(claim, url, ctx, threshold, with_passages=True, quotes=quotes)
     _limit.semaphore = semaphore
     try:
-        row = check_one(verify or pipeline, claim, url, threshold)
+        with _worker_clients(settings, semaphore.name if semaphore is not None else None) as clients:
+            ctx = RunContext.build(settings, cache, clients)
+            row = check_one(verify or pipeline, claim, url, threshold)
         recorded = [[key, entry, cache.asked.get(key)] for key, entry in cache.recorded.items()]
         return json.dumps({"row": row, "recorded": recorded}, ensure_ascii=False)
     finally:
@@ -575,6 +612,8 @@ def run_cluster(todo: list, ctx: RunContext, spec: str, concurrency: int, thresh
     where = ready(spec, ctx.settings)
     settings = shippable(ctx.settings)
     with connect(where, settings, concurrency) as client:
+        from .nodes import ClosingClients
+        client.register_plugin(ClosingClients(close_worker_clients), name=ClosingClients.name)
         semaphore = Semaphore(max_leases=concurrency, name=f"citecheck-calls-{uuid.uuid4().hex}")
         ahead = 2 * max(sum(client.nthreads().values()), 1)
         queue, futures, finished = iter(todo), {}, as_completed()
