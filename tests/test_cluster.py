@@ -430,10 +430,11 @@ def test_a_worker_opens_its_run_clients_once_per_settings_and_closes_them_at_shu
         answer = cluster.check_on_worker(landed, None, None, f"Water boils at 100 °C ({i}).", page,
                                          gate_of(None, landed))
         rows.append(json.loads(answer)["row"])
-    assert len(standins.requests) == 5 and all(row["model"] for row in rows)   # each judged
-    assert made == [("judge", "openai")] * 2                   # one client per settings, not one per task
+    assert len(standins.posts) == 5 and all(row["model"] for row in rows)   # each judged
+    judges = [name for name in made if name[0] == "judge"]
+    assert judges == [("judge", "openai")] * 2                 # one client per settings, not one per task
     ClosingClients(cluster.close_worker_clients).teardown(worker=None)      # the worker shutting down
-    assert closed == [1, 1] and not cluster._worker_runs
+    assert closed == [2, 2] and not cluster._worker_runs           # each set: its judge client, its host limit
 
 
 def test_a_worker_runs_the_closing_plugin_when_its_cluster_shuts_down(tmp_path, ctx):
