@@ -1,4 +1,4 @@
-"""Cost of one audit write (issue 25.3): the rollback journal with a full sync per commit (before) against
+"""Cost of one audit write: the rollback journal with a full sync per commit (before) against
 WAL with synchronous=NORMAL (`audit.connect` now), side by side in one run.
 
     .venv/bin/python benchmarks/bench_audit.py [rows] [rounds]      # default 200 rows, 3 rounds

@@ -28,7 +28,7 @@ imported in the driver too); that start-up has its own column.
 Each level runs in its own process so the peak RSS column is that level's alone.
 
 Pages (http mode): `same` serves one article under every URL (a page cited by many claims: encoded once
-per process since step 3 of issue 11), `distinct` marks every paragraph of every copy differently
+per process), `distinct` marks every paragraph of every copy differently
 (nothing to reuse). Each run salts every paragraph, so vectors remembered on disk by an earlier run
 never hit. `--encoder joint` times
 the encoding before that step (claim and page passages encoded together on every citation).

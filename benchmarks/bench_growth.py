@@ -1,4 +1,4 @@
-"""How `check` and `extract` grow with their input (issue 25.4, 25.6): growth exponents from one run.
+"""How `check` and `extract` grow with their input: growth exponents from one run.
 
     .venv/bin/python benchmarks/bench_growth.py [check] [extract]
 

@@ -1,7 +1,7 @@
 """Worst cases under the hostile-world limits, with their defaults (a script that prints numbers).
 
     .venv/bin/python benchmarks/bench_hostile.py [drip] [crawlbase-drip] [large-page] [api] [half-sent]
-        [bombs] [judge-server] [parsers] [markdown] [batch-lines] [review] [cluster]   (issue 24: hostile_*.py)
+        [bombs] [judge-server] [parsers] [markdown] [batch-lines] [review] [cluster]  
 
 - drip: an origin that sends its head, then one body byte a second (tests/standins/slow_origin.py),
   fetched directly with FETCH_TIMEOUT=5 (the issue's setting) and the default FETCH_DEADLINE.
@@ -197,7 +197,7 @@ def bench_half_sent(tmp: Path) -> None:
 
 
 def round_two() -> dict:
-    """Issue 24's worst cases, each in its own module beside this one (imported only when asked for)."""
+    """The hostile inputs' worst cases, each in its own module beside this one (imported only when asked for)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import hostile_cluster
     import hostile_linear

@@ -1,4 +1,4 @@
-"""The verdict pipeline at two judge levels (issue 23, items 3 and 4): a perfect judge and a capable one.
+"""The verdict pipeline at two judge levels: a perfect judge and a capable one.
 
 A script that prints tables, not a timed test:
 

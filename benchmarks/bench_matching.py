@@ -1,4 +1,4 @@
-"""The near-miss search's cost by quote length on RFC 7519 (issue 16.2): prints seconds per `locate`.
+"""The near-miss search's cost by quote length on RFC 7519: prints seconds per `locate`.
 
 A near miss is a span of the largest section (or of the body, across sections) with every 7th word
 changed; the last row is a 5 MB quote, past NEAR_MISS_MAX_CHARS. Run: python benchmarks/bench_matching.py

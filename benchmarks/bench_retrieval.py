@@ -5,7 +5,7 @@
 
 Data: every page the notebooks judged (the fetch entries of json_cache.json) against every claim of
 data/claims*.jsonl, and each WiCE sample row against its own page. Two ways of encoding:
-- joint (before issue 11): the claim and the page's passages encoded together, for every citation;
+- joint (the old way): the claim and the page's passages encoded together, for every citation;
 - once (`citecheck.web.vectors`, with its disk memory off): each page's passages encoded once, each claim
   once, reused across citations — what a batch, a notebook or a worker now does;
 - apart: every page's passages encoded in a batch of their own and every claim alone, the most a

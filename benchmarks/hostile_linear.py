@@ -1,4 +1,4 @@
-"""Linear readers under hostile text (issue 24 M2, L2, L8): full-size cases, printed as numbers.
+"""Linear readers under hostile text: full-size cases, printed as numbers.
 
     .venv/bin/python benchmarks/hostile_linear.py [markdown] [batch]
 

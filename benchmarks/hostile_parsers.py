@@ -1,4 +1,4 @@
-"""Parsers under a hard deadline (issue 24, H3 and H4): full-size bombs under the default limits, and what the
+"""Parsers under a hard deadline: full-size bombs under the default limits, and what the
 sandbox costs a normal page (a script that prints numbers; `bench_hostile.py` may import `bench_parsers`).
 
     .venv/bin/python benchmarks/hostile_parsers.py [overhead] [pdf] [html] [api]

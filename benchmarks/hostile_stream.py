@@ -1,4 +1,4 @@
-"""Compressed bombs and stalled clients at the findings' full size (issue 24 H5, M3); bench_hostile can import these.
+"""Compressed bombs and stalled clients at the findings' full size; bench_hostile can import these.
 
     .venv/bin/python benchmarks/hostile_stream.py [bombs] [judge-server]
 

@@ -1,4 +1,4 @@
-"""Judge levels (issue 23, items 3 and 4): the gold the perfect judge answers from, the run contexts of
+"""Judge levels: the gold the perfect judge answers from, the run contexts of
 each configured judge, the flows run over it, and the agreement tables. Shared by tests/test_levels.py
 and benchmarks/bench_levels.py.
 
@@ -7,7 +7,7 @@ Rules:
   rows: those sentences are the evidence against; partially_supported: none), the RFC pairs (the quote
   supports or contradicts; says_nothing: none), notebook 01's citations (data/citations.json `expected`),
   and the fixture site's planted stories (SITE_CASES: notebooks 02 and 03's claims; the label a reader
-  gives the page, notebook 03's reviewer decisions and issue 23's reading of the survey PDF).
+  gives the page, notebook 03's reviewer decisions and the reading of the survey PDF).
 - A judge is configured as a user would (`context`): `typesafe` = TYPESAFE_ENDPOINT only; `openai` =
   OPENAI_BASE_URL (+ JUDGE_PROVIDER=openai); `anthropic` = ANTHROPIC_BASE_URL + ANTHROPIC_API_KEY=fake;
   `ollama` = OLLAMA_HOST; `both` = the Choice endpoint and OpenAI (every step of every method on main).
@@ -84,7 +84,7 @@ SITE_CASES = [
     ("n02-paywall", HUNDRED, "/premium/pressure-cooking", "not_found"),
     ("n03-c5-survey", ALTITUDE, "/reports/boiling-point-survey.pdf", "supported"),
 ]
-"""verify's planted stories on judged pages (notebook 02; c5 on the survey PDF: issue 23's reading)."""
+"""verify's planted stories on judged pages (notebook 02; c5 on the survey PDF)."""
 BATCH_FILES = ("data/claims.jsonl", "data/claims_more.jsonl")
 BATCH_GOLD = {
     ("c1", "/articles/boiling-point"): "supported", ("c2", "/articles/water-boiling-point"): "supported",
@@ -112,7 +112,7 @@ CAPABLE_STORIES = [{"claim": HUNDRED, "support": [SEA_LEVEL]}, {"claim": SALT_CL
                    {"claim": SILENT}]
 FOUNDATION = {"id": "F1", "claim": "Every JWT is required to carry an exp claim.", "section": "4.1.4",
               "quote": "Use of this claim is OPTIONAL.", "expected": "contradicted"}
-"""Issue 23's foundation case: an exact quote; the judge answers no at 0.97 (yes and unknown 0.015)."""
+"""The foundation case: an exact quote; the judge answers no at 0.97 (yes and unknown 0.015)."""
 FOUNDATION_STORIES = [{"claim": FOUNDATION["claim"], "against": [FOUNDATION["quote"]]}]
 
 

@@ -1,4 +1,4 @@
-"""The CLI speaks to users (issue 26): --version, an unknown command in one line with the closest one, help that
+"""The CLI speaks to users: --version, an unknown command in one line with the closest one, help that
 says what each command does, "did you mean" for a misspelt section, a path that is not a readable file in one
 line, messages that read as sentences."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Compressed bombs stay small (issue 24, H5): every fetched body is capped on the bytes it inflates to, as
+"""Compressed bombs stay small: every fetched body is capped on the bytes it inflates to, as
 they are produced, for every encoding and stacks of them; the memory a bomb costs stays near the cap."""
 from __future__ import annotations
 

@@ -734,7 +734,7 @@ def test_the_fetch_limits_come_from_config_and_bad_values_name_the_variable():
             Settings.from_env({name: bad})
 
 
-# ------------------------------------------------------------------ parsers under a deadline (issue 24, H4)
+# ------------------------------------------------------------------ parsers under a deadline
 
 def many_attributes(count: int) -> str:
     """One element with `count` attributes: lxml's parse grows faster than quadratic in them."""

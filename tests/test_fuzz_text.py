@@ -1,4 +1,4 @@
-"""Property tests (Hypothesis) for the parsers of outside input and the matcher (issue 16.10).
+"""Property tests (Hypothesis) for the parsers of outside input and the matcher.
 
 Each parser, given anything, either returns what its contract says or refuses with its own one-line
 error; never another exception, never a string that is not text. The matcher's work is counted in

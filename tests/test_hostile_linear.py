@@ -1,4 +1,4 @@
-"""Hostile text for the readers and printers (issue 24: M2, L2, L6, L7, L8): scaled-down bombs with the
+"""Hostile text for the readers and printers: scaled-down bombs with the
 shape of the full-size ones in benchmarks/hostile_linear.py, asserted on outcomes (a labelled line, a
 refused entry, an escaped character, a process that finishes inside a CPU budget it would exceed if
 any pattern were quadratic)."""

@@ -24,8 +24,8 @@ from citecheck.web.fetch import direct
 
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)==(\S+)\s*$")
 LOCAL = {"citecheck", "standins", *(path.stem for path in ROOT.glob("tests/*.py")),
-         *(path.stem for path in ROOT.glob("benchmarks/*.py"))}
-"""The project's own modules (the package, the tests' and benchmarks' helpers)."""
+         *(path.stem for path in ROOT.glob("benchmarks/*.py")), *(path.stem for path in ROOT.glob("scripts/*.py"))}
+"""The project's own modules (the package, the tests', benchmarks' and scripts' helpers)."""
 INDIRECT = {"lxml_html_clean": "trafilatura's justext asks for lxml[html_clean], which pip < 23.3 leaves out"}
 """Distributions no code imports by name that must still be pinned, and why."""
 

@@ -1,4 +1,4 @@
-"""Every method on every configured judge (issue 23, item 1): with only OpenAI, only Anthropic or only Ollama
+"""Every method on every configured judge: with only OpenAI, only Anthropic or only Ollama
 configured, pooled, decompose, qa, choice and json all give verdicts through verify and check (their Choice
 questions answered as JSON by the provider, `choice_json`); OpenAI's logprobs give the probabilities where it
 returns them, the answer's confidence elsewhere; a Choice-only judge falls back with one stderr line; the

@@ -371,7 +371,7 @@ def test_errors_carry_a_message_the_sdk_reads():
     assert "'box' is not one of" in str(err.value)
 
 
-# ---------------------------------------------------------------- conformance (jevcompat, issue 16.9)
+# ---------------------------------------------------------------- conformance (jevcompat)
 
 class HashModel:
     """Log-probabilities hashed from (prompt, option): deterministic, non-uniform, blind to question ids."""
@@ -456,7 +456,7 @@ def test_record_reports_a_judge_that_dies_at_start(monkeypatch, tmp_path, ctx):
                       log=lambda m: None)
 
 
-# ---------------------------------------------------------------- hostile clients (issue 24, M3)
+# ---------------------------------------------------------------- hostile clients
 
 import os  # noqa: E402
 import signal  # noqa: E402

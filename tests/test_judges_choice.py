@@ -140,7 +140,7 @@ def test_every_committed_choice_and_json_answer_is_on_contract():
     assert judged > 0
 
 
-# ---------------------------------------------------------------- off-contract answers (issue 16.3)
+# ---------------------------------------------------------------- off-contract answers
 
 GOOD = {"type": "choice", "choice": "supports", "confidence": 0.55, "probabilities": PROBS}
 
@@ -184,7 +184,7 @@ def test_a_malformed_entry_an_old_version_cached_is_reported_by_key_and_path(ctx
     assert len(Cache(ctx.cache.path)) == 1                     # reported, never removed
 
 
-# ---------------------------------------------------------------- which model (issue 13.5)
+# ---------------------------------------------------------------- which model
 
 def test_a_hosted_key_with_no_endpoint_sends_the_hosted_model_name(monkeypatch, tmp_path):
     from typesafe_sdk.constants import DEFAULT_MODEL

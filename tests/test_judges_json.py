@@ -252,7 +252,7 @@ def test_openai_needs_a_key_only_for_the_hosted_endpoint(judge, monkeypatch):
         judges.json_judge("other", PASSAGES, judge.ctx("openai"))
 
 
-# ---------------------------------------------------------------- retries (issue 13.5)
+# ---------------------------------------------------------------- retries
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_429_and_5xx_are_retried_with_backoff_honouring_retry_after(judge, monkeypatch, provider, slept):
@@ -283,7 +283,7 @@ def test_no_retries_when_judge_retries_is_zero(judge, monkeypatch):
     assert len(judge.requests) == 1
 
 
-# ---------------------------------------------------------------- envelopes (issue 16.3, 16.4)
+# ---------------------------------------------------------------- envelopes
 
 ENVELOPES = [
     ("openai", {"model": MODEL,
@@ -331,7 +331,7 @@ def test_a_malformed_entry_an_old_version_cached_is_reported_by_key_and_path(jud
     assert key in str(err.value) and "cache.json" in str(err.value) and not judge.requests
 
 
-# ---------------------------------------------------------------- which model (issue 13.5)
+# ---------------------------------------------------------------- which model
 
 @pytest.mark.parametrize("environ, model", [
     ({}, config.LOCAL_MODEL),

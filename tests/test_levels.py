@@ -1,4 +1,4 @@
-"""Judge levels (issue 23, items 3 and 4): every method through the flows with a perfect judge (the
+"""Judge levels: every method through the flows with a perfect judge (the
 pipeline's ceiling) and a capable judge (a strong model's answers), each a stand-in on 127.0.0.1 reached
 through the real typesafe-sdk and httpx clients (tests/standins/oracle.py, capable.py; gold: tests/levels.py).
 

@@ -1,4 +1,4 @@
-"""Work that grows with the input only once (issue 25.4, 25.6): counted, never timed."""
+"""Work that grows with the input only once: counted, never timed."""
 from __future__ import annotations
 
 import json
@@ -26,7 +26,7 @@ def test_check_normalises_each_section_once_per_document_not_once_per_citation(c
     assert len(calls) <= len(sections) + len(citations)                  # and each quote at most once
 
 
-# ---------------------------------------------------------------- extract (issue 25.6)
+# ---------------------------------------------------------------- extract
 
 PROSE = ("At sea level, pure water boils at 100 °C (212 °F). Dr. Smith measured it, e.g. at 3,000 m, "
          "i.e. higher up! Recipes say the same [1]. ")

@@ -53,7 +53,7 @@ def test_readout_rejects_empty_and_non_finite_input():
     ([0.25] * 4, 0.0),
 ])
 def test_confidence_is_jevs_reference_formula(probabilities, expected):
-    """(max p - 1/n) / (1 - 1/n): issue 16.9's pairs (0.869 -> 0.804, 0.605 -> 0.407 with three options)."""
+    """(max p - 1/n) / (1 - 1/n): the measured pairs (0.869 -> 0.804, 0.605 -> 0.407 with three options)."""
     logprobs = {str(i): math.log(p) for i, p in enumerate(probabilities)}
     assert readout.readout(logprobs)["confidence"] == pytest.approx(expected, abs=1e-4)
 

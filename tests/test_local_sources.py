@@ -1,4 +1,4 @@
-"""Answers that cite local files (issue 26 item 4): a Markdown source list names a file, and `extract`,
+"""Answers that cite local files: a Markdown source list names a file, and `extract`,
 `check --answer` and `check-answer` find it beside the answer (or in --documents DIR), confined to that
 folder, and check the answer's quotes and claims against it; one line per marker that points nowhere."""
 import json

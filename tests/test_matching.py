@@ -63,7 +63,7 @@ def test_a_quote_without_words_is_no_quote():
     assert matching.has_content("100 °C") and not matching.has_content(". — …")
 
 
-# ---------------------------------------------------------------- bounded work (issue 16.2)
+# ---------------------------------------------------------------- bounded work
 
 def _altered(n: int) -> str:
     """A span of section 13.2 with every 7th word changed: a near miss of about n characters."""

@@ -1,5 +1,5 @@
 """citecheck.source.sandbox: a parser runs in a child process that its deadline, its caller's cancellation or
-its parent's end kills; the host holds no secret; only JSON comes back (issue 24, item 2)."""
+its parent's end kills; the host holds no secret; only JSON comes back."""
 from __future__ import annotations
 
 import contextlib

@@ -211,7 +211,7 @@ def raw_pdf(content: bytes, flate: bool = False) -> bytes:
 
 def wide_columns(lines: int, step: float = 1.0, flate: bool = False) -> bytes:
     """One page whose text is drawn in a tiny font at both edges, `step` points apart: layout mode makes each
-    line ~10,000 characters wide, and finding its gutter costs seconds per 100 lines (issue 24, H3's shape)."""
+    line ~10,000 characters wide, and finding its gutter costs seconds per 100 lines."""
     ops = [b"BT /F1 0.05 Tf"] + [b"1 0 0 1 %d %.2f Tm (%s %d text) Tj" % (x, 780 - i * step, side, i)
                                   for i in range(lines) for x, side in ((20, b"left"), (500, b"right"))]
     return raw_pdf(b"\n".join(ops + [b"ET"]), flate)

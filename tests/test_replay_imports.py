@@ -1,5 +1,5 @@
 """A replay imports nothing it does not use: `python -m citecheck check` answered from json_cache.json loads
-neither typesafe-sdk (cache keys are plain data), torch nor pandas (issue 25)."""
+neither typesafe-sdk (cache keys are plain data), torch nor pandas."""
 from __future__ import annotations
 
 import json

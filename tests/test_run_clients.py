@@ -1,4 +1,4 @@
-"""One HTTP client per judge provider and per fetch backend for the life of a run, closed with it (issue 25).
+"""One HTTP client per judge provider and per fetch backend for the life of a run, closed with it.
 
 The stand-ins speak HTTP/1.1 here (`keep_alive`), so a reused connection shows as one client port.
 """

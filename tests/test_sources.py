@@ -87,7 +87,7 @@ def test_citations_file_that_is_not_json(tmp_path):
         sources.load_citations(path)
 
 
-# ---------------------------------------------------------------- text is text (issue 16.5, 16.10)
+# ---------------------------------------------------------------- text is text
 
 def test_a_lone_surrogate_rejects_that_citation_only(tmp_path):
     path = tmp_path / "c.json"

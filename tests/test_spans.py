@@ -1,4 +1,4 @@
-"""Offsets everywhere (issue 27.3): every found quote and evidence quote carries its span in the text the
+"""Offsets everywhere: every found quote and evidence quote carries its span in the text the
 row names — check's rows (the section), verify's (the page's text as stored), CSV, the audit DB — and a
 stored span that no longer matches is a labelled outcome, never an exception."""
 from __future__ import annotations

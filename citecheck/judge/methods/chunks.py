@@ -1,6 +1,6 @@
 """chunks (LLM-AggreFact's protocol): the claim against each shown passage with one yes/no question, max P(yes).
 
-Rules (issue 23, item 6; SUPPORT_AT chosen on the tune split, docs/decisions/0025-chunks.md):
+Rules:
 - Units: the shown passages, each one chunk, in shown order (a passage with no text is skipped); one
   call per chunk, the budget for all of them reserved before the first.
 - The step: one Choice question QUESTION (yes / no) over state {claim, document: the chunk}.

@@ -1,6 +1,6 @@
 """decomposition: split the claim into atomic facts, check each, supported only when every fact is.
 
-Rules (the issue-14 lab's prompt and schema; the verdict is the pooled method's rule, `pooled.label_of`,
+Rules (the methods lab's prompt and schema; the verdict is the pooled method's rule, `pooled.label_of`,
 applied per fact; SUPPORT_AT, DECIDED and COVERAGE are pooled's):
 - Step 1: one JSON generation (JUDGE_PROVIDER, schema FACTS_SCHEMA: 1 to MAX_FACTS strings, a one-shot
   example) -> the claim's atomic facts, whitespace collapsed, repeats dropped. Not that shape: off contract.

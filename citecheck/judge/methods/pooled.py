@@ -1,7 +1,6 @@
 """short premises, pooled (SummaC-style): the claim against each of its best sentences, pooled by max.
 
-Rules (issue 14's units and question; issue 23's rule over the judge's whole answer; every fitted number
-chosen on the tune split, see docs/DESIGN.md):
+Rules:
 - Units: the sentences of the shown passages (`sentences.sentences`), ranked for the claim by BM25
   (`sentences.ranked`); the top SENTENCES are asked, one call each (budget reserved before the first).
 - The step: one Choice question QUESTION (yes / no / unknown) over state {claim, text: the sentence}.

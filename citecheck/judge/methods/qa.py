@@ -1,6 +1,6 @@
 """question-answer consistency (QAFactEval-style): ask the claim's central fact of the source, compare answers.
 
-Rules (the issue-14 lab's prompts; no number fitted):
+Rules (the methods lab's prompts; no number fitted):
 - Step 1: one JSON generation (QUESTION_SCHEMA, a one-shot example) turns the claim's central fact into one
   short question and the claim's own answer to it (a few words of the claim). Not that shape: off contract.
 - Step 2: one JSON generation answers that question from the text alone: the ANSWER_SENTENCES sentences of

@@ -1,6 +1,6 @@
 """Sentences of the shown passages, ranked for a claim, and how much of the claim a text covers.
 
-Rules (the lab's, issue 14, chosen on the tune split):
+Rules:
 - A passage's paragraphs (split at blank lines) have their line wraps joined first (`passages.join_wraps`:
   a single line break inside a paragraph is a PDF's or a text file's wrap, never a sentence end), are
   normalised (`matching.normalise`, the guard's comparison) and cut at `passages.SENTENCE_END` (after
