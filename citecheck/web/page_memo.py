@@ -1,9 +1,9 @@
 """Per-page work done once per page and process: a bounded, thread-safe memo of pure functions of text.
 
 Rules:
-- `remembered(function, data)` is `function(data)`, computed once while remembered: keyed by the
-  function's module and qualified name and the SHA-256 of `data` (a str, or a sequence of str each
-  length-prefixed, so no two sequences share a key). Callers use it for what a page's text alone decides:
+- `remembered(function, data)` is `function(data)`, computed once while remembered: keyed by the function
+  itself and the SHA-256 of `data` (a str, or a sequence of str each length-prefixed, so no two sequences
+  share a key). Callers use it for what a page's text alone decides:
   its passages, its text folded for spans, the BM25 index of its passages, the sentences of the shown
   passages, the words coverage counts, the carried quotes' normalised page. One memo (`MEMO`) per
   process serves every flow (verify, /verify, batch, check-answer) and every thread.
@@ -25,7 +25,7 @@ from collections import OrderedDict
 from typing import Callable, Sequence, TypeVar
 
 MAX_BYTES = 64 * 2**20
-"""The memo's bound: 64 MiB of estimated value size (a 100 KB page's entries take about 1 MiB)."""
+"""The memo's bound: 64 MiB of estimated value size (RFC 7519's 63 KB text cited twice: 2.7 MiB)."""
 SAMPLE = 16
 """Items of a container measured when estimating its size; a longer one is extrapolated from them."""
 KEY_BYTES = 200
@@ -35,7 +35,7 @@ _ATOMS = (str, bytes, int, float, bool, type(None))
 T = TypeVar("T")
 
 
-def digest(function: Callable, data: str | Sequence[str]) -> tuple[str, str, bytes]:
+def digest(function: Callable, data: str | Sequence[str]) -> tuple[Callable, bytes]:
     """The memo key of `function(data)` (module rules)."""
     hasher = hashlib.sha256()
     if isinstance(data, str):
@@ -45,7 +45,7 @@ def digest(function: Callable, data: str | Sequence[str]) -> tuple[str, str, byt
         for text in data:
             encoded = text.encode("utf-8", "surrogatepass")
             hasher.update(len(encoded).to_bytes(8, "big") + encoded)
-    return function.__module__, function.__qualname__, hasher.digest()
+    return function, hasher.digest()
 
 
 def estimate(value: object, depth: int = 0) -> int:
@@ -106,11 +106,11 @@ class Memo:
             if found is not None:                   # another thread stored it meanwhile: share that one
                 self._table.move_to_end(key)
                 return found[0]                     # type: ignore[return-value]
-            self._table[key] = (value, size)
-            self.bytes += size
-            while self.bytes > self.max_bytes:
+            while self.bytes + size > self.max_bytes:      # room first: the bound holds at every moment
                 _, (_, dropped) = self._table.popitem(last=False)
                 self.bytes -= dropped
+            self._table[key] = (value, size)
+            self.bytes += size
         return value
 
 
