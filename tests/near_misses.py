@@ -1,7 +1,8 @@
 """Twenty quotes that are not verbatim in RFC 7519 (three copies of it, so sections tie), shared by
 tests/test_near_miss_cutoff.py and benchmarks/bench_matching.py: near misses (every 7th word changed),
-heavier damage (every 3rd or 5th word replaced), invented sentences and two quotes over matching.EXACT_CHARS, some citing
-their section, some another, some none. `results` is what `matching.locate` says of each."""
+heavier damage (every 3rd or 5th word replaced), invented sentences and two quotes over
+matching.EXACT_CHARS, some citing their section, some another, some none. `results` is what
+`matching.locate` says of each."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -52,8 +52,7 @@ def batch_rows(directory, judge_url: str, memo: page_memo.Memo, monkeypatch) -> 
 
 def test_a_batch_whose_citations_share_pages_gives_the_same_rows_with_and_without_the_memo(
         tmp_path, monkeypatch):
-    stories = [*L.SITE_STORIES, {"claim": "At sea level, pure water boils at 100 °C.", "support": [L.SEA_LEVEL]}]
-    with capable_standin(stories) as judge:
+    with capable_standin(L.SITE_STORIES) as judge:
         without = batch_rows(tmp_path / "without", judge.url, page_memo.Memo(max_bytes=0), monkeypatch)
         memo = page_memo.Memo()
         remembered = batch_rows(tmp_path / "with", judge.url, memo, monkeypatch)

@@ -23,7 +23,9 @@ Rules:
   page, the whole section up to FULL_ALIGN_CHARS. Only the best section's span is refined, over at most
   MAX_EDGES candidate starts and ends. A quote over NEAR_MISS_MAX_CHARS (a setting) that is not
   verbatim is `missing` without a near-miss search (score None); one longer than every section is not
-  even normalised.
+  even normalised. A short quote's search of each section takes the best score so far as its cutoff
+  (rapidfuzz's score_cutoff): a section that cannot beat it is given up early, and the result (status,
+  section, score, closest span) is the one the search without a cutoff finds (ties keep the first section).
 
 Imports: `source` (the sections a quote is looked for in) and the foundation.
 """
@@ -173,15 +175,16 @@ def _window(quote: str, text: str) -> tuple[int, int] | None:
     return found
 
 
-def _aligned(quote: str, text: str) -> tuple[float, int, int]:
-    """(score, start, end) of the span of `text` closest to `quote` (module rules: exact or LCS-located).
+def _aligned(quote: str, text: str, floor: float = 0.0) -> tuple[float, int, int] | None:
+    """(score, start, end) of the span of `text` closest to `quote` (module rules: exact or LCS-located);
+    None when the exact search finds no span scoring `floor` or more (rapidfuzz's score_cutoff).
 
     As partial_ratio does, the shorter string is looked for in the longer one."""
     if not text:
         return 0.0, 0, 0
     if len(quote) <= EXACT_CHARS:
-        result = fuzz.partial_ratio_alignment(quote, text)
-        return result.score, result.dest_start, result.dest_end
+        result = fuzz.partial_ratio_alignment(quote, text, score_cutoff=max(floor, 0.0))
+        return None if result is None else (result.score, result.dest_start, result.dest_end)
     if len(quote) <= len(text):
         window = _window(quote, text)
         if window is None:
@@ -253,10 +256,10 @@ def locate(quote: str | None, source: Document | Sections, cited_section: str | 
     if len(needle) > max_chars or not order:
         return Match("missing", None, cited)
     best_key, best_score, best_start, best_end = None, -1.0, 0, 0
-    for key in order:
-        score, start, end = _aligned(needle, normalised[key])
-        if score > best_score:
-            best_key, best_score, best_start, best_end = key, score, start, end
+    for key in order:                       # the best score so far is the next section's cutoff
+        aligned = _aligned(needle, normalised[key], best_score)
+        if aligned is not None and aligned[0] > best_score:
+            best_key, (best_score, best_start, best_end) = key, aligned
     refined, start, end = _refined(needle, normalised[best_key], best_start, best_end)
     if len(needle) > EXACT_CHARS:
         best_score = max(best_score, refined)
