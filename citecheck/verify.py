@@ -95,8 +95,8 @@ class Trace:
 def _row(url: str, page: FetchResult | None, label: str, reason: str | None,
          quote: str | None = None, confidence: float | None = None, method: str | None = None,
          carried: matching.Match | None = None) -> dict:
-    span_start, span_end = (spans.find(quote, page_memo.remembered(spans.Folded, page.markdown))
-                            if page and quote else None) or (None, None)
+    found = spans.find(quote, folded(page.markdown)) if page and quote else None
+    span_start, span_end = found or (None, None)
     return CitationRow(url=url, label=label, evidence_quote=quote, confidence=confidence,
                        final_url=page.final_url if page else None,
                        original_status=page.original_status if page else None,
@@ -117,12 +117,15 @@ def page_text(markdown: str) -> str:
     return _MARKS.sub("", _LINK.sub(r"\1", markdown))
 
 
+def folded(text: str) -> spans.Folded:
+    """`text` folded for spans, once per text and process (`page_memo`)."""
+    return page_memo.remembered(spans.Folded, text)
+
+
 def page_sections(markdown: str) -> matching.Sections:
-    """The page's text (`page_text`) as the one section "page", normalised and folded for spans."""
+    """The page's text (`page_text`) as the one section "page", normalised; folded for spans when asked."""
     text = page_text(markdown)
-    sections = matching.Sections(Document("page", text, {"page": Section("page", "page", text)}))
-    sections.span("page", 0, 0)             # the way back made now: the memo counts it, threads share it
-    return sections
+    return matching.Sections(Document("page", text, {"page": Section("page", "page", text)}), fold=folded)
 
 
 def carried_match(quotes: Sequence[str], page: FetchResult, max_chars: int) -> matching.Match | None:

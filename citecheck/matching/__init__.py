@@ -34,6 +34,7 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from dataclasses import dataclass
+from typing import Callable
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
@@ -214,16 +215,20 @@ def _refined(quote: str, text: str, start: int, end: int) -> tuple[float, int, i
 
 
 class Sections:
-    """A document's sections, each normalised once (module rules): what `locate` compares quotes with."""
+    """A document's sections, each normalised once (module rules): what `locate` compares quotes with.
+    `fold` gives a section text's `spans.Folded` when asked (default: made here once per section)."""
 
-    def __init__(self, document: Document):
+    def __init__(self, document: Document, fold: Callable[[str], spans.Folded] | None = None):
         self.document = document
         self.normalised = {key: normalise(section.text) for key, section in document.sections.items()}
         self.longest = max(map(len, self.normalised.values()), default=0)
+        self._fold = fold
         self._folded: dict[str, spans.Folded] = {}      # the map back, made for a section when asked
 
     def span(self, key: str, start: int, end: int) -> tuple[int, int]:
         """The span of section `key`'s own text holding normalised[key][start:end]."""
+        if self._fold is not None:
+            return self._fold(self.document.sections[key].text).raw_span(start, end)
         if key not in self._folded:
             self._folded[key] = spans.Folded(self.document.sections[key].text)
         return self._folded[key].raw_span(start, end)
