@@ -5,13 +5,16 @@ matching.EXACT_CHARS, some citing their section, some another, some none. `resul
 `matching.locate` says of each."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from citecheck import matching
 from citecheck.source import sources
-from citecheck.source.document import Document, Section
+from citecheck.source.document import Document
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_growth import repeated  # noqa: E402  (the growth benchmark's copies of a document)
 INVENTED = ["The JWT MUST be signed twice by every recipient before it is cached.",
             "Tokens issued on a Sunday carry no expiration time at all.",
             "Base64url encoding is forbidden for the header of an unsecured JWT.",
@@ -20,13 +23,7 @@ INVENTED = ["The JWT MUST be signed twice by every recipient before it is cached
 
 def document(copies: int = 3) -> Document:
     """RFC 7519 `copies` times over, copy n's sections named `id~n` (copy 0 keeps its names)."""
-    rfc = sources.load(ROOT / "data" / "rfc7519.txt", "rfc")
-    sections = {}
-    for n in range(copies):
-        for key, section in rfc.sections.items():
-            name = key if n == 0 else f"{key}~{n}"
-            sections[name] = Section(name, section.title, section.text)
-    return Document(rfc.name, "\n".join([rfc.text] * copies), sections)
+    return repeated(sources.load(ROOT / "data" / "rfc7519.txt", "rfc"), copies)
 
 
 def damaged(text: str, start: int, words: int, every: int, replace: bool = False) -> str:
