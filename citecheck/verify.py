@@ -32,6 +32,8 @@ Rules:
   `method` names the judge method that answered (the verdict's, after any fallback; null when no model
   answered). `verify` audits its citations (batch `verify`, `model` the model that answered) when AUDIT_DB
   is set. An evidence quote carries its span in the page's text as stored (`matching.spans.find`).
+- What a page's text alone decides (its notice, passages, text folded for spans, carried-quote sections)
+  is worked out once per page and process (`web.page_memo`, bounded): rows are the same with or without it.
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ from .vocabulary import (
     CitationRow,
 )
 from .source.document import Document, Section
-from .web import netguard, notices
+from .web import netguard, notices, page_memo
 from .web.fetch import FetchResult, fetch
 from .web.passages import split_passages
 from .web.retrieval import rank, shortlist
@@ -93,7 +95,8 @@ class Trace:
 def _row(url: str, page: FetchResult | None, label: str, reason: str | None,
          quote: str | None = None, confidence: float | None = None, method: str | None = None,
          carried: matching.Match | None = None) -> dict:
-    span_start, span_end = (spans.find(quote, page.markdown) if page and quote else None) or (None, None)
+    found = spans.find(quote, folded(page.markdown)) if page and quote else None
+    span_start, span_end = found or (None, None)
     return CitationRow(url=url, label=label, evidence_quote=quote, confidence=confidence,
                        final_url=page.final_url if page else None,
                        original_status=page.original_status if page else None,
@@ -114,23 +117,38 @@ def page_text(markdown: str) -> str:
     return _MARKS.sub("", _LINK.sub(r"\1", markdown))
 
 
+def folded(text: str) -> spans.Folded:
+    """`text` folded for spans, once per text and process (`page_memo`)."""
+    return page_memo.remembered(spans.Folded, text)
+
+
+def page_sections(markdown: str) -> matching.Sections:
+    """The page's text (`page_text`) as the one section "page", normalised; folded for spans when asked."""
+    text = page_text(markdown)
+    return matching.Sections(Document("page", text, {"page": Section("page", "page", text)}), fold=folded)
+
+
 def carried_match(quotes: Sequence[str], page: FetchResult, max_chars: int) -> matching.Match | None:
-    """The worst `matching.locate` of the texts a citation carries on the page's text, normalised once
-    (module rules); None when it carries none with content."""
+    """The worst `matching.locate` of the texts a citation carries on the page's text, normalised once per
+    page and process (`page_sections`, module rules); None when it carries none with content."""
     texts = [quote for quote in quotes if matching.has_content(quote)]
     if not texts:
         return None
-    text = page_text(page.markdown)
-    sections = matching.Sections(Document(page.url, text, {"page": Section("page", page.url, text)}))
+    sections = page_memo.remembered(page_sections, page.markdown)
     return max((matching.locate(quote, sections, max_chars=max_chars) for quote in texts),
                key=lambda match: _WORST[match.status])
+
+
+def notice_of(head: str) -> notices.Notice | None:
+    """The notice the head of a page's Markdown gives, read as text (`page_text`)."""
+    return notices.find(page_text(head))
 
 
 def judge_page(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[str] = ()) -> Trace:
     """The judged half of the flow for a page fetch did not settle. Its notice first (`web.notices`): a
     retraction, withdrawal or expression of concern settles it (not_found, that reason, no model asked);
     a correction travels beside the verdict in `notice`. Then `_judged`."""
-    notice = notices.find(page_text(page.markdown[:2 * notices.FIRST_SCREEN_CHARS]))
+    notice = page_memo.remembered(notice_of, page.markdown[:2 * notices.FIRST_SCREEN_CHARS])
     if notice is not None and notice.settles:
         row = {**_row(page.url, page, NOT_FOUND, notice.kind), "notice": notice.field()}
         return Trace(claim, page.url, row, page)
@@ -143,7 +161,7 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[
 def _judged(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[str] = ()) -> Trace:
     """The carried text matched, passages, retrieval, judge, guard."""
     url = page.url
-    passages = split_passages(page.markdown)
+    passages = list(page_memo.remembered(split_passages, page.markdown))
     if not passages:                        # fetch labels empty pages; kept for any other backend
         return Trace(claim, url, _row(url, page, NOT_FOUND, EMPTY_PAGE), page)
     carried = carried_match(quotes, page, ctx.settings.near_miss_max_chars)

@@ -23,7 +23,9 @@ Rules:
   page, the whole section up to FULL_ALIGN_CHARS. Only the best section's span is refined, over at most
   MAX_EDGES candidate starts and ends. A quote over NEAR_MISS_MAX_CHARS (a setting) that is not
   verbatim is `missing` without a near-miss search (score None); one longer than every section is not
-  even normalised.
+  even normalised. A short quote's search of each section takes the best score so far as its cutoff
+  (rapidfuzz's score_cutoff): a section that cannot beat it is given up early, and the result (status,
+  section, score, closest span) is the one the search without a cutoff finds (ties keep the first section).
 
 Imports: `source` (the sections a quote is looked for in) and the foundation.
 """
@@ -32,6 +34,7 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from dataclasses import dataclass
+from typing import Callable
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
@@ -173,15 +176,16 @@ def _window(quote: str, text: str) -> tuple[int, int] | None:
     return found
 
 
-def _aligned(quote: str, text: str) -> tuple[float, int, int]:
-    """(score, start, end) of the span of `text` closest to `quote` (module rules: exact or LCS-located).
+def _aligned(quote: str, text: str, floor: float = 0.0) -> tuple[float, int, int] | None:
+    """(score, start, end) of the span of `text` closest to `quote` (module rules: exact or LCS-located);
+    None when the exact search finds no span scoring `floor` or more (rapidfuzz's score_cutoff).
 
     As partial_ratio does, the shorter string is looked for in the longer one."""
     if not text:
         return 0.0, 0, 0
     if len(quote) <= EXACT_CHARS:
-        result = fuzz.partial_ratio_alignment(quote, text)
-        return result.score, result.dest_start, result.dest_end
+        result = fuzz.partial_ratio_alignment(quote, text, score_cutoff=max(floor, 0.0))
+        return None if result is None else (result.score, result.dest_start, result.dest_end)
     if len(quote) <= len(text):
         window = _window(quote, text)
         if window is None:
@@ -211,16 +215,20 @@ def _refined(quote: str, text: str, start: int, end: int) -> tuple[float, int, i
 
 
 class Sections:
-    """A document's sections, each normalised once (module rules): what `locate` compares quotes with."""
+    """A document's sections, each normalised once (module rules): what `locate` compares quotes with.
+    `fold` gives a section text's `spans.Folded` when asked (default: made here once per section)."""
 
-    def __init__(self, document: Document):
+    def __init__(self, document: Document, fold: Callable[[str], spans.Folded] | None = None):
         self.document = document
         self.normalised = {key: normalise(section.text) for key, section in document.sections.items()}
         self.longest = max(map(len, self.normalised.values()), default=0)
+        self._fold = fold
         self._folded: dict[str, spans.Folded] = {}      # the map back, made for a section when asked
 
     def span(self, key: str, start: int, end: int) -> tuple[int, int]:
         """The span of section `key`'s own text holding normalised[key][start:end]."""
+        if self._fold is not None:
+            return self._fold(self.document.sections[key].text).raw_span(start, end)
         if key not in self._folded:
             self._folded[key] = spans.Folded(self.document.sections[key].text)
         return self._folded[key].raw_span(start, end)
@@ -253,10 +261,10 @@ def locate(quote: str | None, source: Document | Sections, cited_section: str | 
     if len(needle) > max_chars or not order:
         return Match("missing", None, cited)
     best_key, best_score, best_start, best_end = None, -1.0, 0, 0
-    for key in order:
-        score, start, end = _aligned(needle, normalised[key])
-        if score > best_score:
-            best_key, best_score, best_start, best_end = key, score, start, end
+    for key in order:                       # the best score so far is the next section's cutoff
+        aligned = _aligned(needle, normalised[key], best_score)
+        if aligned is not None and aligned[0] > best_score:
+            best_key, (best_score, best_start, best_end) = key, aligned
     refined, start, end = _refined(needle, normalised[best_key], best_start, best_end)
     if len(needle) > EXACT_CHARS:
         best_score = max(best_score, refined)

@@ -7,7 +7,8 @@ Rules:
 - `Folded(text)` is `normalise(text)` with the way back: `raw_span` maps a span of the normalised text
   to the raw text (a collapsed whitespace run, a wrap rejoined at a hyphen, maps to all of it; a span
   never starts or ends inside one).
-- `find(quote, text)` is the first place the normalised quote stands in the normalised text.
+- `find(quote, text)` is the first place the normalised quote stands in the normalised text (`text` raw, or
+  its `Folded`, made once for every quote of a page).
 - A stored span is checked before it is used (`check`): it `matches` when text[start:end] normalises to
   the quote; `changed` when it does not (the page was fetched again and differs, the section was
   edited); `invalid` when it is not a span of that text (not two integers, out of range: a hand-edited
@@ -55,12 +56,13 @@ class Folded:
         return (first, first) if end <= start else (first, self._raw(end - 1) + 1)
 
 
-def find(quote: str | None, text: str) -> tuple[int, int] | None:
-    """The raw span of the first place `quote` stands in `text` as `normalise` compares; None if nowhere."""
+def find(quote: str | None, text: str | Folded) -> tuple[int, int] | None:
+    """The raw span of the first place `quote` stands in `text` as `normalise` compares; None if nowhere.
+    `text` may be given folded already (`Folded(text)`, made once for many quotes)."""
     needle = normalise(quote or "")
     if not has_content(needle):
         return None
-    folded = Folded(text)
+    folded = text if isinstance(text, Folded) else Folded(text)
     at = folded.text.find(needle)
     return None if at < 0 else folded.raw_span(at, at + len(needle))
 

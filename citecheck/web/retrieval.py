@@ -16,6 +16,8 @@ Rules:
   memory and under .models/), so a page cited by several claims, or read again by a replay, is not
   encoded again; the scores of the last 512 distinct (query, passages) calls are remembered too, and
   the notebooks' calls are recorded (`recorded_scores`): a fresh clone's replay encodes nothing.
+- A page's BM25 index and the word sets `shortlist` compares are made once per page and process
+  (`page_memo`), whichever claims cite it.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import functools
 import re
 
 from .. import config
-from . import recorded_scores
+from . import page_memo, recorded_scores
 from .vectors import encode
 
 TOP_K = 3
@@ -62,18 +64,28 @@ def shortlist(query: str, passages: list[str], cap: int) -> list[int]:
         raise ValueError(f"cap must be >= 1, got {cap!r}")
     if len(passages) <= cap:
         return list(range(len(passages)))
-    asked = words(query)
-    by_overlap = sorted(range(len(passages)), key=lambda i: -len(asked & words(passages[i])))
+    asked, held = words(query), page_memo.remembered(word_sets, passages)
+    by_overlap = sorted(range(len(passages)), key=lambda i: -len(asked & held[i]))
     return sorted(by_overlap[:cap])
 
 
 def bm25_scores(query: str, passages: list[str]) -> list[float]:
     """rank-bm25's Okapi score of each passage for `query` (its idf is zero for a word in exactly half the
     passages and floored at a small epsilon below that, so on short pages common words barely count)."""
-    from rank_bm25 import BM25Okapi
     if not passages:
         return []
-    return [float(s) for s in BM25Okapi([tokens(p) or [""] for p in passages]).get_scores(tokens(query))]
+    return [float(s) for s in page_memo.remembered(bm25_index, passages).get_scores(tokens(query))]
+
+
+def word_sets(passages: list[str]) -> list[frozenset[str]]:
+    """The distinct tokens of each passage (what `shortlist` compares; one page's, made once)."""
+    return [frozenset(words(p)) for p in passages]
+
+
+def bm25_index(passages: list[str]):
+    """rank-bm25's Okapi index of the passages (one page's, made once: `page_memo`)."""
+    from rank_bm25 import BM25Okapi
+    return BM25Okapi([tokens(p) or [""] for p in passages])
 
 
 def rank(query: str, passages: list[str], k: int = TOP_K, *, how: str) -> list[tuple[int, float]]:

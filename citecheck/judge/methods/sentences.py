@@ -11,6 +11,8 @@ Rules:
   sentences, lower-cased word tokens with STOP words removed; ties keep page order.
 - Coverage: the share of the claim's distinct content words (crudely stemmed: -ing, -ed, -es, -s off
   words long enough) that occur in a text; 1 when the claim has no content word.
+- What the shown passages alone decide (their sentences, the sentences' words, a text's stemmed words) is
+  made once per text and process (`web.page_memo`).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import math
 import re
 
 from ...matching import normalise
+from ...web import page_memo
 from ...web.passages import SENTENCE_END, join_wraps
 from ...web.retrieval import tokens as words
 
@@ -43,7 +46,11 @@ def split_sentences(paragraph: str) -> list[str]:
 
 
 def sentences(passages: list[str]) -> list[str]:
-    """Every sentence of at least MIN_WORDS words, in shown order."""
+    """Every sentence of at least MIN_WORDS words, in shown order (made once per passages: `page_memo`)."""
+    return list(page_memo.remembered(_sentences, passages))
+
+
+def _sentences(passages: list[str]) -> list[str]:
     return [s for passage in passages for block in _BLANK.split(passage.replace("\r\n", "\n"))
             for s in split_sentences(block) if len(s.split()) >= MIN_WORDS]
 
@@ -53,27 +60,37 @@ def content_words(text: str) -> list[str]:
 
 
 def bm25_scores(query: str, docs: list[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
-    tokens = [content_words(d) for d in docs]
-    n = len(tokens)
+    n, mean_length, df, docs_tf = page_memo.remembered(_bm25_index, docs)
     if not n:
         return []
-    mean_length = sum(map(len, tokens)) / n or 1.0
+    scores = []
+    asked = set(content_words(query))
+    for length, tf in docs_tf:
+        score = 0.0
+        for t in asked:
+            if t in tf:
+                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                score += idf * tf[t] * (k1 + 1) / (tf[t] + k1 * (1 - b + b * length / mean_length))
+        scores.append(score)
+    return scores
+
+
+def _bm25_index(docs: list[str]) -> tuple:
+    """(n, mean length, document frequencies, (length, term frequencies) of each doc) of the docs' content
+    words: what BM25 reads of them whatever the query."""
+    tokens = [content_words(d) for d in docs]
+    n = len(tokens)
     df: dict[str, int] = {}
     for doc in tokens:
         for t in set(doc):
             df[t] = df.get(t, 0) + 1
-    scores = []
+    docs_tf = []
     for doc in tokens:
         tf: dict[str, int] = {}
         for t in doc:
             tf[t] = tf.get(t, 0) + 1
-        score = 0.0
-        for t in set(content_words(query)):
-            if t in tf:
-                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                score += idf * tf[t] * (k1 + 1) / (tf[t] + k1 * (1 - b + b * len(doc) / mean_length))
-        scores.append(score)
-    return scores
+        docs_tf.append((len(doc), tf))
+    return n, (sum(map(len, tokens)) / n or 1.0) if n else 1.0, df, tuple(docs_tf)
 
 
 def ranked(query: str, texts: list[str]) -> list[int]:
@@ -94,4 +111,8 @@ def coverage(claim: str, text: str) -> float:
     wanted = {stem(t) for t in content_words(claim)}
     if not wanted:
         return 1.0
-    return len(wanted & {stem(t) for t in set(words(text))}) / len(wanted)   # each distinct word stemmed once
+    return len(wanted & page_memo.remembered(_stems, text)) / len(wanted)
+
+
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(stem(t) for t in set(words(text)))   # each distinct word stemmed once
