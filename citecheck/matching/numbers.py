@@ -38,6 +38,7 @@ Bounded work: one pass of bounded regular expressions and a word scan; linear in
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -358,6 +359,8 @@ _SPELLED = {
 _SPELLED[LATIN] = {**_SPELLED["de"], **_SPELLED["fr"], **_SPELLED["en"]}
 _ONES = frozenset("one un une ein eine einen einem einer один одна одно одного одной одном".split())
 """The words for 1 that are articles or pronouns too: a number only inside a longer number."""
+MAX_WORDS = 12
+"""A run of number words longer than this is read as separate numbers (no number is said in more words)."""
 MAX_COMPOUND = 60
 """Longer words are never split into German number words."""
 
@@ -411,7 +414,7 @@ def _spelled(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int, fl
         lone = len(run) == 1 and run[0][3] in _ONES and not _AFTER.match(text, run[0][1]).group("unit")
         if run and not lone and any(p[0] != "a" for p in pieces):
             found = _spelled_value([p for w in run for p in w[2]])
-            if found:
+            if found and math.isfinite(found[0]):
                 out.append((run[0][0], run[-1][1], *found))
         run.clear()
 
@@ -426,7 +429,7 @@ def _spelled(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int, fl
             run[-1] = (run[-1][0], end, [("n", 80.0)], "quatrevingt")
             continue
         gap = lower[run[-1][1]:start] if run else ""
-        if pieces is None or (run and gap.strip(" -\u00a0") != ""):
+        if pieces is None or (run and gap.strip(" -\u00a0") != "") or len(run) >= MAX_WORDS:
             close()
         if pieces is not None:
             if pieces[0][0] == "a" and len(pieces) == 1 and run:
@@ -466,6 +469,7 @@ _MONTHS = re.compile(r"(?:" + _words(
     "oktober", "dezember", "январ[ья]", "феврал[ья]", "марта?", "апрел[ья]", "ма[йя]", "июн[ья]",
     "июл[ья]", "августа?", "сентябр[ья]", "октябр[ья]", "ноябр[ья]", "декабр[ья]") + r")(?!\w)",
     re.IGNORECASE)
+_MONTH_BEFORE = re.compile(_MONTHS.pattern + r"\.? $", re.IGNORECASE)
 _YEAR_WORDS = frozenset(("yr",))
 _CONTEXT = 32
 """Characters before a number read for its hedge, bound or currency."""
@@ -545,7 +549,7 @@ def _read(text: str, start: int, end: int, readings: tuple[float, ...], step: fl
                     first, stop)
     if kind == VALUE and scale == 1.0 and len(readings) == 1 and readings[0].is_integer():
         if 1 <= readings[0] <= 31 and (_MONTHS.match(text, stop + 1 + (text[stop:stop + 1] == "."))
-                                       or re.search(_MONTHS.pattern + r"\.? $", before, re.IGNORECASE)):
+                                       or _MONTH_BEFORE.search(before)):
             return _replace(number, kind=DAY), stop
         if (unit is None or unit in _YEAR_WORDS and not text[end:stop].strip().startswith(("y", "Y", "J", "j",
                                                                                               "a", "л")))\
@@ -712,6 +716,12 @@ def compare_numbers(claim: list[Number], evidence: list[Number], hedge: float = 
     return Comparison(tuple(claim), tuple(evidence), tuple(missing))
 
 
+@functools.lru_cache(maxsize=64)
+def _extracted(text: str) -> tuple[Number, ...]:
+    """`extract`, kept for the texts read last: a section is read once for all the citations judged on it."""
+    return tuple(extract(text))
+
+
 def compare(claim: str, evidence: str, hedge: float = HEDGE, holds: bool = RANGE_HOLDS) -> Comparison:
     """`compare_numbers` of the numbers the two texts state."""
-    return compare_numbers(extract(claim), extract(evidence), hedge, holds)
+    return compare_numbers(list(_extracted(claim)), list(_extracted(evidence)), hedge, holds)
