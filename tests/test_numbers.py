@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citecheck import check, verify
+from citecheck.paths import ROOT
 from citecheck.judge import methods
 from citecheck.matching import numbers
 from citecheck.source import sources
@@ -170,3 +171,21 @@ def test_fuzz_extract_and_compare_never_raise(claim, evidence):
     numbers.extract(claim)
     comparison = numbers.compare(claim, evidence)
     assert comparison.status in numbers.STATUSES and isinstance(comparison.shown(), str)
+
+
+def test_the_labelled_set_is_what_its_builder_writes_and_the_rule_holds_on_report(tmp_path):
+    committed = (ROOT / "data" / "numbers" / "pairs.jsonl").read_bytes()
+    built = subprocess.run([sys.executable, str(ROOT / "data" / "numbers" / "build_pairs.py")],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert built.returncode == 0, built.stderr
+    assert (ROOT / "data" / "numbers" / "pairs.jsonl").read_bytes() == committed
+    rows = [json.loads(line) for line in (ROOT / "data" / "numbers" / "pairs.jsonl").read_text("utf-8").splitlines()]
+    assert len(rows) >= 150 and {r["lang"] for r in rows} == {"en", "fr", "de", "ru"}
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import number_rule
+    report = [r for r in number_rule.load() if r["split"] == "report"]
+    said = {r["id"]: numbers.compare(r["claim"], r["evidence"]).status for r in report}
+    flagged = [r for r in report if said[r["id"]] in numbers.MISMATCHES]
+    changed = [r for r in report if said[r["id"]] == numbers.CHANGED]
+    assert sum(r["label"] != "same" for r in flagged) / len(flagged) >= 0.9       # docs/statistics.md: 1.000
+    assert sum(r["label"] == "changed" for r in changed) / len(changed) >= 0.9    # docs/statistics.md: 1.000
