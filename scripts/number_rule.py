@@ -58,7 +58,8 @@ def predicted(row: dict, hedge: float, holds: bool) -> str:
 
 def counts(rows: list[dict], gold, said) -> tuple[int, int, int]:
     tp = sum(1 for r in rows if gold(r) and said(r))
-    return tp, sum(1 for r in rows if said(r) and not gold(r)), sum(1 for r in rows if gold(r) and not said(r))
+    fp = sum(1 for r in rows if said(r) and not gold(r))
+    return tp, fp, sum(1 for r in rows if gold(r) and not said(r))
 
 
 def pr_line(name: str, tp: int, fp: int, fn: int) -> str:
@@ -87,7 +88,8 @@ def rule(rows: list[dict]) -> float:
             tp, fp, fn = counts(tune, lambda r: r["label"] in POSITIVE,
                                 lambda r: r["said"] in numbers.MISMATCHES)
             scored.append((round(f1(tp, fp, fn), 6), -holds, -hedge))
-            print(f"  HEDGE {hedge:<5} RANGE_HOLDS {holds!s:<5} F1 {f1(tp, fp, fn):.3f}  (tp {tp}, fp {fp}, fn {fn})")
+            print(f"  HEDGE {hedge:<5} RANGE_HOLDS {holds!s:<5} F1 {f1(tp, fp, fn):.3f}  "
+                  f"(tp {tp}, fp {fp}, fn {fn})")
     _, holds, hedge = max(scored)
     holds, hedge = bool(-holds), -hedge
     shipped = (hedge, holds) == (numbers.HEDGE, numbers.RANGE_HOLDS)

@@ -49,7 +49,8 @@ HEDGE = 0.02
 100 °C" with 98 °C through HEDGE): chosen on the tune half of data/numbers/pairs.jsonl by
 scripts/number_rule.py."""
 RANGE_HOLDS = False
-"""Whether a claim's single value inside an evidence range agrees ("88 %" in "80-90 %"): chosen on tune too."""
+"""Whether a claim's single value inside an evidence range agrees ("88 %" in "80-90 %"): chosen on tune
+too."""
 STATUSES = ("none", "same", "changed", "unread", "absent")
 NONE, SAME, CHANGED, UNREAD, ABSENT = STATUSES
 MISMATCHES = frozenset((CHANGED, UNREAD, ABSENT))
@@ -57,7 +58,7 @@ KINDS = ("value", "year", "day", "time")
 VALUE, YEAR, DAY, TIME = KINDS
 INF = math.inf
 
-# ---------------------------------------------------------------- units: alias -> (unit, family, factor, offset)
+# ---------------------------------------------------------------- units: alias -> (unit, family, factor)
 
 _UNITS: dict[str, tuple[str, str, float | None, float]] = {}
 _WORDS: set[str] = set()
@@ -77,7 +78,8 @@ def unit_of(alias: str) -> tuple[str, str, float | None, float] | None:
     return _UNITS.get(alias) or _UNITS.get(alias.lower())
 
 
-_unit("°C", "temperature", 1.0, "℃|° C|°c|degrees celsius|degree celsius|degrés celsius|degrés c|grad celsius|"
+_unit("°C", "temperature", 1.0, "℃|° C|°c|degrees celsius|degree celsius|degrés celsius|degrés c|"
+      "grad celsius|"
       "градусов цельсия|градуса цельсия|градус цельсия")
 _unit("°F", "temperature", 5 / 9, "℉|° F|degrees fahrenheit|degrés fahrenheit|grad fahrenheit|"
       "градусов фаренгейта", offset=-160 / 9)
@@ -158,7 +160,8 @@ _REFERENCE_WORDS = (
 _REFERENCE = re.compile(r"(?<![^\W_])(?:" + _REFERENCE_WORDS + r")[ \u00a0]?\d+(?:[.\-]\d+)*[a-z]?"
                         r"(?:(?:, ?| and | or | et | und | и |[-–])\d+(?:\.\d+)*[a-z]?){0,8}(?![\d])",
                         re.IGNORECASE)
-_URL = re.compile(r"(?:https?://|www\.)\S{1,2000}|\S{1,200}@\S{1,200}\.\w{2,10}|\[\d{1,4}(?:[,–-] ?\d{1,4}){0,20}\]")
+_URL = re.compile(r"(?:https?://|www\.)\S{1,2000}|\S{1,200}@\S{1,200}\.\w{2,10}"
+                  r"|\[\d{1,4}(?:[,–-] ?\d{1,4}){0,20}\]")
 
 # ---------------------------------------------------------------- numerals
 
@@ -252,7 +255,8 @@ def _numeral(match: re.Match) -> tuple[tuple[float, ...], float]:
     try:
         if group == "sci":
             mantissa, exponent = re.split(r"[eE]", text.replace("−", "-"))
-            values = [m * 10.0 ** int(exponent) for m in _value(mantissa)[0]] if abs(int(exponent)) < 300 else []
+            power = int(exponent)
+            values = [m * 10.0 ** power for m in _value(mantissa)[0]] if abs(power) < 300 else []
             return tuple(v for v in values if math.isfinite(v)), 1.0 * 10.0 ** max(int(exponent), -300)
         if group == "pow":
             return _power(text), 1.0
@@ -535,11 +539,11 @@ def _read(text: str, start: int, end: int, readings: tuple[float, ...], step: fl
     first = start
     if start and text[start - 1] in "-−" and (start < 2 or not text[start - 2].isalnum()):
         readings, first = tuple(-v for v in readings), start - 1
-    lead = text[max(0, first - 3):first].lower().rstrip(" \u00a0")
+    lead = text[max(0, first - 4):first]
+    bare = lead.rstrip(" \u00a0")
     for sign, currency in _CURRENCY_BEFORE.items():
-        if lead.endswith(sign):
-            unit, first = unit or currency, first - (len(text[:first]) - len(text[:first].rstrip(" \u00a0"))) \
-                - len(sign)
+        if bare.lower().endswith(sign):
+            unit, first = unit or currency, first - (len(lead) - len(bare)) - len(sign)
             break
     readings = tuple(v * scale for v in readings)
     step *= scale
@@ -571,7 +575,8 @@ def _ranged(numbers: list[Number], text: str) -> list[Number]:
         if prev is not None and prev.readable and number.readable and prev.lo == prev.hi \
                 and number.lo == number.hi and prev.kind == number.kind != DAY:
             gap = text[prev.end:number.start]
-            if _TO.match(gap) or (_AND.match(gap) and _BETWEEN.search(text[max(0, prev.start - 12):prev.start])):
+            between = _BETWEEN.search(text[max(0, prev.start - 12):prev.start])
+            if _TO.match(gap) or (_AND.match(gap) and between):
                 unit = number.unit or prev.unit
                 if prev.unit in (None, unit):
                     ends = (*prev.lo, *number.lo)
@@ -636,7 +641,8 @@ numbers (⑤), Suzhou and ideographic numerals: read with `unicodedata.numeric`.
 
 def _slack(c: Number, e: Number, cv: float, ev: float, hedge: float) -> float:
     """How far apart two single values may be and still agree (module rules), in base units."""
-    cf, ef = abs(c.factor or 1.0) if c.unit and e.unit else 1.0, abs(e.factor or 1.0) if c.unit and e.unit else 1.0
+    both = bool(c.unit and e.unit)
+    cf, ef = (abs(c.factor or 1.0), abs(e.factor or 1.0)) if both else (1.0, 1.0)
     slack = max(c.step * cf, e.step * ef) / 2 + 1e-9 * max(abs(cv), abs(ev), 1.0)
     return max(slack, hedge * abs(ev)) if (c.hedged or e.hedged) else slack
 
