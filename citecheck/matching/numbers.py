@@ -78,59 +78,64 @@ def unit_of(alias: str) -> tuple[str, str, float | None, float] | None:
     return _UNITS.get(alias) or _UNITS.get(alias.lower())
 
 
-_unit("°C", "temperature", 1.0, "℃|° C|°c|degrees celsius|degree celsius|degrés celsius|degrés c|"
-      "grad celsius|"
-      "градусов цельсия|градуса цельсия|градус цельсия")
+_UNIT_TABLE = """
+°C temperature 1.0 ℃|° C|°c|degrees celsius|degree celsius|degrés celsius|degrés c|grad celsius
+    |градусов цельсия|градуса цельсия|градус цельсия
+° temperature - degrees|degree|degrés|degré|grad|градусов|градуса|градус
+m length 1.0 metres|meters|metre|meter|mètres|mètre|metern|метров|метра|метр|м
+km length 1000.0 kilometres|kilometers|kilometre|kilometer|kilomètres|kilomètre|kilometern
+    |километров|километра|километр|км
+cm length 0.01 centimetres|centimeters|centimètres|zentimeter|сантиметров|см
+mm length 0.001 millimetres|millimeters|millimètres|millimeter|миллиметров|мм
+mi length 1609.344 miles|mile|meilen
+ft length 0.3048 feet|foot|fuß
+m² area 1.0 square metres|square meters|m2|mètres carrés|quadratmeter|квадратных метров|кв. м
+km² area 1e6 square kilometres|square kilometers|km2|kilomètres carrés|quadratkilometer
+    |квадратных километров|кв. км
+g mass 1.0 grams|gram|grammes|gramme|gramm|граммов|грамм
+kg mass 1000.0 kilograms|kilogram|kilogrammes|kilogramme|kilogramm|килограммов|килограмма|кг
+t mass 1e6 tonnes|tonne|tons|ton|tonnen|тонн|тонны|тонна
+mg mass 0.001 milligrams|milligrammes|milligramm|миллиграммов|мг
+lb mass 453.59237 lbs|pounds|pound
+s time 1.0 sec|seconds|second|secondes|seconde|sekunden|sekunde|секунд|секунды|секунда
+ms time 0.001 milliseconds|millisecondes|millisekunden|миллисекунд|мс
+min time 60.0 minutes|minute|minuten|минут|минуты|минута|мин
+h time 3600.0 hours|hour|hrs|heures|heure|stunden|stunde|часов|часа|час
+days time 86400.0 day|jours|jour|tage|tagen|tag|дней|дня|день|суток
+wk time 604800.0 weeks|week|semaines|semaine|wochen|woche|недель|недели|неделя
+mo time 2629746.0 months|month|mois|monate|monaten|monat|месяцев|месяца|месяц
+yr time 31556952.0 years|year|ans|années|année|jahre|jahren|jahr|лет|года|год|г.
+% percent 1.0 percent|per cent|pour cent|pourcent|prozent|процентов|процента|процент|pct
+pp points 1.0 percentage points|percentage point|points de pourcentage|prozentpunkte
+    |процентных пункта|процентных пунктов
+atm pressure 101325.0 atmospheres|atmosphere|atmosphères|atmosphäre|атмосфер|атмосферы
+bar pressure 100000.0 bars|бар
+Pa pressure 1.0 pascals|pascal|паскаль|паскалей
+kPa pressure 1000.0 kilopascals|kilopascal|килопаскалей|кпа
+hPa pressure 100.0 hectopascals|гпа
+km/h speed 0.2777777777777778 kmh|km/h|kilometres per hour|kilometers per hour|км/ч
+mph speed 0.44704 miles per hour
+B data 1.0 bytes|byte|octets|octet|байт|байта
+KB data 1e3 kilobytes|кб
+MB data 1e6 megabytes|мб
+GB data 1e9 gigabytes|гб
+TB data 1e12 terabytes|тб
+bit bits 1.0 bits|бит|бита
+W power 1.0 watts|watt|ватт
+kW power 1e3 kilowatts|kilowatt|киловатт|квт
+MW power 1e6 megawatts|megawatt|мегаватт|мвт
+$ usd 1.0 usd|dollars|dollar|us$|долларов|доллара
+€ eur 1.0 eur|euros|euro|евро
+£ gbp 1.0 gbp|pounds sterling
+₽ rub 1.0 rub|руб.|руб|рублей|рубля|рубль
+"""
+"""One unit a line: its symbol, family, factor to the family's base ("-": none, compared as written) and
+aliases ("|"-separated: English, French, German, Russian; an indented line goes on with the aliases)."""
+for _line in _UNIT_TABLE.strip().replace("\n    |", "|").splitlines():
+    _symbol, _family, _factor, _aliases = _line.split(" ", 3)
+    _unit(_symbol, _family, None if _factor == "-" else float(_factor), _aliases)
 _unit("°F", "temperature", 5 / 9, "℉|° F|degrees fahrenheit|degrés fahrenheit|grad fahrenheit|"
       "градусов фаренгейта", offset=-160 / 9)
-_unit("°", "temperature", None, "degrees|degree|degrés|degré|grad|градусов|градуса|градус")
-_unit("m", "length", 1.0, "metres|meters|metre|meter|mètres|mètre|metern|метров|метра|метр|м")
-_unit("km", "length", 1000.0, "kilometres|kilometers|kilometre|kilometer|kilomètres|kilomètre|kilometern|"
-      "километров|километра|километр|км")
-_unit("cm", "length", 0.01, "centimetres|centimeters|centimètres|zentimeter|сантиметров|см")
-_unit("mm", "length", 0.001, "millimetres|millimeters|millimètres|millimeter|миллиметров|мм")
-_unit("mi", "length", 1609.344, "miles|mile|meilen")
-_unit("ft", "length", 0.3048, "feet|foot|fuß")
-_unit("m²", "area", 1.0, "square metres|square meters|m2|mètres carrés|quadratmeter|квадратных метров|кв. м")
-_unit("km²", "area", 1e6, "square kilometres|square kilometers|km2|kilomètres carrés|quadratkilometer|"
-      "квадратных километров|кв. км")
-_unit("g", "mass", 1.0, "grams|gram|grammes|gramme|gramm|граммов|грамм")
-_unit("kg", "mass", 1000.0, "kilograms|kilogram|kilogrammes|kilogramme|kilogramm|килограммов|килограмма|кг")
-_unit("t", "mass", 1e6, "tonnes|tonne|tons|ton|tonnen|тонн|тонны|тонна")
-_unit("mg", "mass", 0.001, "milligrams|milligrammes|milligramm|миллиграммов|мг")
-_unit("lb", "mass", 453.59237, "lbs|pounds|pound")
-_unit("s", "time", 1.0, "sec|seconds|second|secondes|seconde|sekunden|sekunde|секунд|секунды|секунда")
-_unit("ms", "time", 0.001, "milliseconds|millisecondes|millisekunden|миллисекунд|мс")
-_unit("min", "time", 60.0, "minutes|minute|minuten|минут|минуты|минута|мин")
-_unit("h", "time", 3600.0, "hours|hour|hrs|heures|heure|stunden|stunde|часов|часа|час")
-_unit("days", "time", 86400.0, "day|jours|jour|tage|tagen|tag|дней|дня|день|суток")
-_unit("wk", "time", 604800.0, "weeks|week|semaines|semaine|wochen|woche|недель|недели|неделя")
-_unit("mo", "time", 2629746.0, "months|month|mois|monate|monaten|monat|месяцев|месяца|месяц")
-_unit("yr", "time", 31556952.0, "years|year|ans|années|année|jahre|jahren|jahr|лет|года|год|г.")
-_unit("%", "percent", 1.0, "percent|per cent|pour cent|pourcent|prozent|процентов|процента|процент|pct")
-_unit("pp", "points", 1.0, "percentage points|percentage point|points de pourcentage|prozentpunkte|"
-      "процентных пункта|процентных пунктов")
-_unit("atm", "pressure", 101325.0, "atmospheres|atmosphere|atmosphères|atmosphäre|атмосфер|атмосферы")
-_unit("bar", "pressure", 100000.0, "bars|бар")
-_unit("Pa", "pressure", 1.0, "pascals|pascal|паскаль|паскалей")
-_unit("kPa", "pressure", 1000.0, "kilopascals|kilopascal|килопаскалей|кпа")
-_unit("hPa", "pressure", 100.0, "hectopascals|гпа")
-_unit("km/h", "speed", 1 / 3.6, "kmh|km/h|kilometres per hour|kilometers per hour|км/ч")
-_unit("mph", "speed", 0.44704, "miles per hour")
-_unit("B", "data", 1.0, "bytes|byte|octets|octet|байт|байта")
-_unit("KB", "data", 1e3, "kilobytes|кб")
-_unit("MB", "data", 1e6, "megabytes|мб")
-_unit("GB", "data", 1e9, "gigabytes|гб")
-_unit("TB", "data", 1e12, "terabytes|тб")
-_unit("bit", "bits", 1.0, "bits|бит|бита")
-_unit("W", "power", 1.0, "watts|watt|ватт")
-_unit("kW", "power", 1e3, "kilowatts|kilowatt|киловатт|квт")
-_unit("MW", "power", 1e6, "megawatts|megawatt|мегаватт|мвт")
-_unit("$", "usd", 1.0, "usd|dollars|dollar|us$|долларов|доллара")
-_unit("€", "eur", 1.0, "eur|euros|euro|евро")
-_unit("£", "gbp", 1.0, "gbp|pounds sterling")
-_unit("₽", "rub", 1.0, "rub|руб.|руб|рублей|рубля|рубль")
-_unit("people", "people", 1.0, "persons|personnes|personen|menschen|человек")
 _CURRENCY_BEFORE = {"$": "$", "€": "€", "£": "£", "us$": "$"}
 _SCALES = {"thousand": 1e3, "thousands": 1e3, "mille": 1e3, "tausend": 1e3, "тысяча": 1e3, "тысячи": 1e3,
            "тысяч": 1e3, "тыс.": 1e3, "тыс": 1e3, "k": 1e3, "million": 1e6, "millions": 1e6, "mio.": 1e6,
