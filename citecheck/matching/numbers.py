@@ -20,7 +20,8 @@ Rules (reading, `extract`):
   number as approximate.
 - Not a claim's number: references ("RFC 7519", "section 4.1.4", "§ 3", "Table 2", "Abschnitt 5",
   "раздел 3"), dotted identifiers (4.1.4, 1.2.3.4), digits glued to letters ("HS256", "SHA-256", "3D"),
-  bracket markers "[12]" and anything inside a URL.
+  bracket markers "[12]" and anything inside a URL. A version after a name ("TLS 1.3") is a number of the
+  claim: an invented one is worth a person's look. Known misreading: a score "10–7" reads as a range.
 - Years: an integer 1000–2100 written without separators; dates "2015-05-19", "19.05.2015" give their year
   and day; "19 May 2015" its day and year.
 Rules (comparing, `compare`):
@@ -42,7 +43,7 @@ import functools
 import math
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 HEDGE = 0.02
 """Relative tolerance of a hedged number ("about 9,000" agrees with 8,849 through its precision; "about
@@ -568,7 +569,6 @@ def _read(text: str, start: int, end: int, readings: tuple[float, ...], step: fl
 
 
 def _replace(number: Number, **changes) -> Number:
-    from dataclasses import replace
     return replace(number, **changes)
 
 
