@@ -86,6 +86,7 @@ WITHDRAWN = "withdrawn"
 EXPRESSION_OF_CONCERN = "expression_of_concern"
 ROBOTS_DISALLOWED = "robots_disallowed"
 ROBOTS_UNREACHABLE = "robots_unreachable"
+NUMBER_MISMATCH = "number_mismatch"
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,10 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
                                        "never supported, never automatic")
       for code, says in ((RETRACTED, "it is retracted"), (WITHDRAWN, "it is withdrawn"),
                          (EXPRESSION_OF_CONCERN, "the editors have an expression of concern"))),
+    Reason(NUMBER_MISMATCH, NOT_FOUND, False,
+           "a number of the claim is not in the evidence (`matching.numbers`): a verbatim quote whose number "
+           "the claim changes is contradicted (check, no model asked); a judge's supported is downgraded to "
+           "a person (confidence 0, never automatic); the row's `numbers` shows both"),
     Reason(JUDGE_OUTPUT_INVALID, NOT_FOUND, False, "the judge answered off its contract"),
     Reason(JUDGE_CALL_BUDGET, NOT_FOUND, False,
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
@@ -229,6 +234,7 @@ class CitationRow(_Row):
                                   # found, misquoted, missing); null: it carried none, or no page was read
     diff: str | None = None       # the word diff from that text to the page when it is misquoted
     notice: str | None = None     # "<kind>: <words>": the notice on the page's first screen (NOTICE_KINDS)
+    numbers: str | None = None    # number_mismatch: '"90 °C" vs "100 °C"', the claim's vs the evidence's
 
 
 def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: dict) -> type:
@@ -291,7 +297,9 @@ class SourceRow(_Row):
     model: str | None = None
     span_start: int | None = None  # where the quote (found) or its closest span (misquoted) stands in the
     span_end: int | None = None    # text of `section`; null when it was not located
-    reason: str | None = None      # judge_unavailable: why no judge answered (the failure `check` prints)
+    reason: str | None = None      # judge_unavailable: why no judge answered (the failure `check` prints);
+                                   # number_mismatch: a number of the claim is not in the quote or section
+    numbers: str | None = None     # number_mismatch: '"90 °C" vs "100 °C"' (as CitationRow's)
 
 
 CHECK_COLUMNS = ("id", "status", "relation", "confidence", "verdict", "auto", "method")
