@@ -100,17 +100,18 @@ def cache_env(settings: config.Settings) -> dict[str, str]:
             "CITECHECK_CACHE_STORE": str(store.resolve()) if store is not None else OFF}
 
 
-def cli(ctx: RunContext, *args, echo: bool = True) -> subprocess.CompletedProcess | None:
-    """Run `python -m citecheck ARGS` from the working directory with the notebook's cache (`cache_env`).
-    With `echo`, print its stdout, then its stderr (`wrapped`), and return None (a cell shows nothing
-    twice); else return the finished process to read. A path inside the repository is passed relative to
-    the working directory, as a reader would type it there."""
+def cli(ctx: RunContext, *args, echo: bool = True, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess | None:
+    """Run `python -m citecheck ARGS` from the working directory with the notebook's cache (`cache_env`)
+    and `env`'s variables. With `echo`, print its stdout, then its stderr (`wrapped`), and return None (a
+    cell shows nothing twice); else return the finished process to read. A path inside the repository is
+    passed relative to the working directory, as a reader would type it there."""
     def arg(value) -> str:
         path = Path(value) if isinstance(value, Path) else None
         return os.path.relpath(path) if path is not None and path.is_relative_to(ROOT) else str(value)
     command = [sys.executable, "-m", "citecheck", *map(arg, args)]
-    env = config.child_env(cache_env(ctx.settings))
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    done = subprocess.run(command, capture_output=True, text=True,
+                          env=config.child_env({**(env or {}), **cache_env(ctx.settings)}))
     if not echo:
         return done
     print(wrapped(done.stdout + done.stderr), end="")
@@ -279,7 +280,7 @@ format check, so the driver does not import them (`jupyter_modules`)."""
 
 
 def jupyter_modules():
-    """(nbformat, nbclient), imported with FORMAT_CHECKER_EXTRAS blocked during that import alone (the ones not
+    """(nbformat, nbclient), imported with FORMAT_CHECKER_EXTRAS blocked during that import alone (those not
     imported already); an import of them afterwards works as usual."""
     blocked = [name for name in FORMAT_CHECKER_EXTRAS if name not in sys.modules]
     sys.modules.update(dict.fromkeys(blocked))
