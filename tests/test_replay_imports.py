@@ -54,8 +54,8 @@ print(json.dumps({"loaded": sorted(m for m in notebook.FORMAT_CHECKER_EXTRAS + (
 
 def test_a_notebook_replay_loads_no_format_checker_module(tmp_path):
     path = tmp_path / "tiny.ipynb"
-    nbformat.write(new_notebook(cells=[new_code_cell("print(6 * 7)")],
-                                metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}}), str(path))
+    kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3"}}
+    nbformat.write(new_notebook(cells=[new_code_cell("print(6 * 7)")], metadata=kernel), str(path))
     done = subprocess.run([sys.executable, "-c", DRIVER, str(path)], capture_output=True, text=True,
                           cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
