@@ -118,6 +118,12 @@ def extract_peak(short: bool, show: Show) -> float:
     return peak_ratio()
 
 
+def replay_worst(short: bool, show: Show) -> float:
+    """The worst notebook's warm replay CPU over its floor (the set-up cell alone, same driver)."""
+    import bench_replay
+    return bench_replay.worst_ratio(repeats=1)
+
+
 TARGETS = [
     Target("verify_ratio", "/verify (serve --dry-run replay) CPU per request / a bare FastAPI endpoint's",
            8, True, "x", verify_ratio),
@@ -126,6 +132,7 @@ TARGETS = [
     Target("near_miss_cutoff", "the near-miss search on RFC 7519 x100 (short: x30) without / with its cutoff,"
            " every result the same",
            1.5, False, "x faster", near_miss_cutoff),
+    Target("replay_floor", "the worst notebook's warm replay CPU / its floor", 2, True, "x", replay_worst),
     Target("worker_cpu", "a local:1 cluster worker's CPU per citation (http, bm25, 100 citations)",
            20, True, "ms", worker_cpu),
     Target("redact_ratio", "a 10k-citation batch: secrets read per cell / once per row, CPU", 1.1, False, "x",

@@ -32,6 +32,10 @@ Rules:
   offline the model that recorded the cached answers, and when; with a judge configured and
   CITECHECK_OFFLINE unset, that judge, asked by every judge call); `show(fn, start=, stop=)` prints a
   function's core lines, not its plumbing; a long printed line wraps at word boundaries (`wrapped`).
+- The driver (`execute`, `main`) imports only what it runs: nbformat imports jsonschema, whose format
+  checker imports optional validators (one builds an IRI grammar at import, about 1 s of CPU) for checks
+  nbformat never makes (it validates with fastjsonschema, no format checks); `jupyter_modules` imports
+  nbformat and nbclient with those blocked for that import alone, so they stay importable later.
 - A notebook of hundreds of judge calls (04, 05) replays the recordings unless the reader opts in with
   CITECHECK_NOTEBOOK_LIVE=1 (`replay_unless_opted_in`), and prints what opting in costs (`live_cost`).
 """
@@ -96,17 +100,18 @@ def cache_env(settings: config.Settings) -> dict[str, str]:
             "CITECHECK_CACHE_STORE": str(store.resolve()) if store is not None else OFF}
 
 
-def cli(ctx: RunContext, *args, echo: bool = True) -> subprocess.CompletedProcess | None:
-    """Run `python -m citecheck ARGS` from the working directory with the notebook's cache (`cache_env`).
-    With `echo`, print its stdout, then its stderr (`wrapped`), and return None (a cell shows nothing
-    twice); else return the finished process to read. A path inside the repository is passed relative to
-    the working directory, as a reader would type it there."""
+def cli(ctx: RunContext, *args, echo: bool = True, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess | None:
+    """Run `python -m citecheck ARGS` from the working directory with the notebook's cache (`cache_env`)
+    and `env`'s variables. With `echo`, print its stdout, then its stderr (`wrapped`), and return None (a
+    cell shows nothing twice); else return the finished process to read. A path inside the repository is
+    passed relative to the working directory, as a reader would type it there."""
     def arg(value) -> str:
         path = Path(value) if isinstance(value, Path) else None
         return os.path.relpath(path) if path is not None and path.is_relative_to(ROOT) else str(value)
     command = [sys.executable, "-m", "citecheck", *map(arg, args)]
-    env = config.child_env(cache_env(ctx.settings))
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    done = subprocess.run(command, capture_output=True, text=True,
+                          env=config.child_env({**(env or {}), **cache_env(ctx.settings)}))
     if not echo:
         return done
     print(wrapped(done.stdout + done.stderr), end="")
@@ -268,10 +273,30 @@ def core_lines(source: str, start: str, stop: str | None) -> str:
     return "\n".join(lines[:head + 1] + elided + lines[first:last + 1] + tail)
 
 
+FORMAT_CHECKER_EXTRAS = ("rfc3987_syntax", "rfc3987", "rfc3986_validator", "rfc3339_validator", "isoduration",
+                         "fqdn", "idna", "webcolors", "jsonpointer", "uri_template")
+"""The optional modules jsonschema's format checker imports when jsonschema is imported; nbformat runs no
+format check, so the driver does not import them (`jupyter_modules`)."""
+
+
+def jupyter_modules():
+    """(nbformat, nbclient), imported with FORMAT_CHECKER_EXTRAS blocked during that import alone (those not
+    imported already); an import of them afterwards works as usual."""
+    blocked = [name for name in FORMAT_CHECKER_EXTRAS if name not in sys.modules]
+    sys.modules.update(dict.fromkeys(blocked))
+    try:
+        import nbclient
+        import nbformat
+    finally:
+        for name in blocked:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+    return nbformat, nbclient
+
+
 def execute(path: str | Path, *, offline: bool = True, timeout: int = 1800, env: dict | None = None):
     """Execute one notebook in a fresh kernel in the notebook's folder and return it."""
-    import nbclient
-    import nbformat
+    nbformat, nbclient = jupyter_modules()
     nb = nbformat.read(str(path), as_version=4)
     replay = {"CITECHECK_OFFLINE": "1", "CITECHECK_CACHE_STORE": "off"} if offline else {"CITECHECK_OFFLINE": "0"}
     kernel_env = config.child_env({**(env or {}), **replay}, quiet=True)
@@ -419,7 +444,7 @@ def timed_execute(path: Path, **kwargs):
 
 def execute_all(*, offline: bool = True, save: bool = True, env: dict | None = None) -> list[Path]:
     """Execute every notebook in order; save each with its outputs (and, offline, its replay seconds) when `save`."""
-    import nbformat
+    nbformat, _ = jupyter_modules()
     done, seconds = [], {}
     for path in notebook_paths():
         nb, seconds[path.name] = timed_execute(path, offline=offline, env=env)
@@ -450,7 +475,7 @@ def arguments(argv) -> None:
 def main(argv=()) -> int:
     """Re-execute every notebook offline into build/notebooks/ and say whether each reproduces; before
     each, how long it took last time. What failed or differs is also written to PROBLEMS."""
-    import nbformat
+    nbformat, _ = jupyter_modules()
     arguments(argv)
     out_dir = ROOT / "build" / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)

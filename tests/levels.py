@@ -363,3 +363,37 @@ def capable_results(ctx: RunContext, foundation_ctx: RunContext) -> dict[str, di
     out["foundation verify"] = {"gold": "contradicted",
                                 **_answer(traced(foundation_ctx, FOUNDATION["claim"], section))}
     return out
+
+
+# ---------------------------------------------------------------- notebook 05's three levels
+
+LEVEL_METHODS = ("pooled", "decompose", "qa", "choice", "json")
+STORY_SETS = ("n01 check", "site verify", "batch judged", "batch settled")
+
+
+def three_levels(methods: tuple[str, ...] = LEVEL_METHODS) -> dict:
+    """Every method over the perfect and the capable stand-in (notebook 05, section 10) -> {"perfect": method
+    -> agreement per dataset, "capable": method -> answer per case, "misses": one line per method}."""
+    from citecheck.web import fixture_site
+    from standins.capable import capable_standin, fixed
+    from standins.oracle import oracle_standin
+    perfect, capable, misses = {}, {}, []
+    with tempfile.TemporaryDirectory() as tmp, oracle_standin(stories()) as oracle, \
+            capable_standin(CAPABLE_STORIES) as strong, \
+            capable_standin(FOUNDATION_STORIES, fixed(0.97)) as no97, \
+            fixture_site.start(port=0) as running:
+        for m in methods:
+            got = perfect_results(context(Path(tmp), "both", oracle.url, m), oracle.oracle,
+                                  running.base_url, Path(tmp), ("rfc verify", *STORY_SETS, "wice report"))
+            perfect[m] = {"RFC pairs (36)": agreement(got["rfc verify"]),
+                          "WiCE report (75)": agreement(got["wice report"]),
+                          "stories (30)": agreement(*(got[d] for d in STORY_SETS))}
+            wice = got["wice report"]
+            misses.append(f"{m}: RFC wrong {wrong(got['rfc verify']) or '-'}; "
+                          f"WiCE wrong {wrong(wice) or '-'} "
+                          f"(gold never shown: {retrieval_misses(wice) or '-'})")
+            cap = capable_results(context(Path(tmp), "both", strong.url, m),
+                                  context(Path(tmp), "both", no97.url, m))
+            capable[m] = {case: cap[case]["answer"]
+                          for case in (*CAPABLE_CASES, "foundation check", "foundation verify")}
+    return {"perfect": perfect, "capable": capable, "misses": misses}

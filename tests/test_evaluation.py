@@ -240,3 +240,37 @@ def test_a_threshold_must_send_some_tune_verdict_to_a_person():
     assert ev.choose_threshold([0.5] * 30, [True] * 30) is None
     assert ev.best_reachable([0.5] * 30, [True] * 30)["threshold"] is None
     assert ev.choose_threshold([0.2] * 5 + [0.9] * 12, [False] * 5 + [True] * 12) == 0.9
+
+
+def test_auroc_and_reliability_equal_their_definitions_to_the_last_bit():
+    """The sorted-search AUROC and the one-pass bins give the very floats of the pairwise and per-bin sums
+    (ties, bin edges, 1.0, out-of-range and NaN confidences included)."""
+    import math
+    import random
+    rng = random.Random(5)
+
+    def pairwise(scores, positive):
+        pos = [s for s, p in zip(scores, positive) if p]
+        neg = [s for s, p in zip(scores, positive) if not p]
+        return sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
+
+    def per_bin(confidence, correct, n_bins):
+        out = []
+        for b in range(n_bins):
+            lo, hi = b / n_bins, (b + 1) / n_bins
+            inside = [(c, ok) for c, ok in zip(confidence, correct)
+                      if lo <= c < hi or (b == n_bins - 1 and c == hi)]
+            out.append((lo, hi, len(inside), sum(c for c, _ in inside), sum(ok for _, ok in inside)))
+        return out
+    edges = [b / 10 for b in range(11)] + [1.5, -0.1, math.nan]
+    for _ in range(300):
+        n = rng.randint(2, 60)
+        scores = [rng.choice([rng.random(), rng.choice(edges), round(rng.random(), 1)]) for _ in range(n)]
+        positive = [rng.random() < 0.4 for _ in range(n)]
+        if any(positive) and not all(positive):
+            assert ev.auroc(scores, positive) == pairwise(scores, positive)
+        for n_bins in (10, 7):
+            got, want = ev.reliability(scores, positive, n_bins), per_bin(scores, positive, n_bins)
+            assert [(b["lo"], b["hi"], b["n"]) for b in got] == [w[:3] for w in want]
+            assert all(b["confidence"] == w[3] / w[2] and b["accuracy"] == w[4] / w[2]
+                       for b, w in zip(got, want) if w[2])

@@ -1,5 +1,7 @@
 """A replay imports nothing it does not use: `python -m citecheck check` answered from json_cache.json loads
-neither typesafe-sdk (cache keys are plain data), torch nor pandas."""
+neither typesafe-sdk (cache keys are plain data), torch nor pandas; the notebook replay driver
+(`notebook.execute`) loads none of the optional modules jsonschema's format checker would import (nbformat
+makes no format check), and each stays importable (blocked for nbformat's import alone)."""
 from __future__ import annotations
 
 import json
@@ -7,7 +9,9 @@ import os
 import subprocess
 import sys
 
+import nbformat
 import pytest
+from nbformat.v4 import new_code_cell, new_notebook
 
 from citecheck.paths import ROOT
 
@@ -35,3 +39,25 @@ def test_check_replaying_the_cache_imports_no_sdk_torch_or_pandas(method):
     found = imported(done.stderr)
     assert "citecheck" in found and "rapidfuzz" in found              # the parser sees what was imported
     assert found.isdisjoint(UNUSED_ON_REPLAY), sorted(found & set(UNUSED_ON_REPLAY))
+
+
+DRIVER = """
+import json, sys
+from citecheck import notebook
+nb = notebook.execute(sys.argv[1])
+print(json.dumps({"loaded": sorted(m for m in notebook.FORMAT_CHECKER_EXTRAS + ("lark",) if m in sys.modules),
+                  "blocked": sorted(m for m in sys.modules if sys.modules[m] is None
+                                    and m in notebook.FORMAT_CHECKER_EXTRAS),
+                  "printed": nb.cells[0].outputs[0]["text"]}))
+"""
+
+
+def test_a_notebook_replay_loads_no_format_checker_module(tmp_path):
+    path = tmp_path / "tiny.ipynb"
+    kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3"}}
+    nbformat.write(new_notebook(cells=[new_code_cell("print(6 * 7)")], metadata=kernel), str(path))
+    done = subprocess.run([sys.executable, "-c", DRIVER, str(path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"loaded": [], "blocked": [], "printed": "42\n"}

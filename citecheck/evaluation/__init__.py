@@ -32,6 +32,7 @@ Imports: the flows (`verify.trace_text`, `check`), judge, web, verdict, audit an
 """
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import random
@@ -250,15 +251,16 @@ def confusion(gold: list[str], predicted: list[str], rows: tuple[str, ...], cols
 
 def reliability(confidence: list[float], correct: list[bool], n_bins: int = N_BINS) -> list[dict]:
     """Equal-width confidence bins [lo, hi) (the last includes 1): count, mean confidence, accuracy."""
-    bins = []
-    for b in range(n_bins):
-        lo, hi = b / n_bins, (b + 1) / n_bins
-        inside = [(c, ok) for c, ok in zip(confidence, correct, strict=True)
-                  if lo <= c < hi or (b == n_bins - 1 and c == hi)]
-        bins.append({"lo": lo, "hi": hi, "n": len(inside),
-                     "confidence": sum(c for c, _ in inside) / len(inside) if inside else math.nan,
-                     "accuracy": sum(ok for _, ok in inside) / len(inside) if inside else math.nan})
-    return bins
+    edges = [b / n_bins for b in range(n_bins + 1)]
+    held: list[list] = [[] for _ in range(n_bins)]
+    for c, ok in zip(confidence, correct, strict=True):       # one pass; each bin keeps the input's order
+        b = bisect.bisect_right(edges, c, hi=n_bins) - 1       # the last lo <= c (NaN: none fits below)
+        if 0 <= b < n_bins - 1 or (b == n_bins - 1 and c <= edges[-1]):
+            held[b].append((c, ok))
+    return [{"lo": edges[b], "hi": edges[b + 1], "n": len(inside),
+             "confidence": sum(c for c, _ in inside) / len(inside) if inside else math.nan,
+             "accuracy": sum(ok for _, ok in inside) / len(inside) if inside else math.nan}
+            for b, inside in enumerate(held)]
 
 
 def ece(confidence: list[float], correct: list[bool], n_bins: int = N_BINS) -> float:
@@ -323,7 +325,9 @@ def auroc(scores: list[float], positive: list[bool]) -> float:
     neg = [s for s, p in zip(scores, positive, strict=True) if not p]
     if not pos or not neg:
         return math.nan
-    return sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
+    below = sorted(b for b in neg if b == b)                  # a NaN is above and below nothing
+    halves = sum(bisect.bisect_left(below, a) + bisect.bisect_right(below, a) for a in pos if a == a)
+    return halves / 2 / (len(pos) * len(neg))                # (wins + ties / 2) / pairs, the same float
 
 
 def _select(records: list[dict], split: str, judge: str) -> list[dict]:
