@@ -84,6 +84,7 @@ FABRICATED_QUOTE = "fabricated_quote"
 RETRACTED = "retracted"
 WITHDRAWN = "withdrawn"
 EXPRESSION_OF_CONCERN = "expression_of_concern"
+UNSUPPORTED_LANGUAGE = "unsupported_language"
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,9 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
                                        "never supported, never automatic")
       for code, says in ((RETRACTED, "it is retracted"), (WITHDRAWN, "it is withdrawn"),
                          (EXPRESSION_OF_CONCERN, "the editors have an expression of concern"))),
+    Reason(UNSUPPORTED_LANGUAGE, NOT_FOUND, False,
+           "the claim or the cited text is in a language or script the cookbook does not read (only English, "
+           "French, German, Russian: `source.language`): no model asked, never supported"),
     Reason(JUDGE_OUTPUT_INVALID, NOT_FOUND, False, "the judge answered off its contract"),
     Reason(JUDGE_CALL_BUDGET, NOT_FOUND, False,
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),

@@ -43,7 +43,13 @@ def measure(rows: list[dict], rule) -> tuple[str, str]:
 
 
 def main() -> None:
-    for half in ("tune", "report"):
+    for lang in ("", "fr_", "de_", "ru_"):
+        for half in ("tune", "report"):
+            show(f"{lang}{half}")
+
+
+def show(half: str) -> None:
+    if True:
         text = (ROOT / "data/uncited" / f"{half}.jsonl").read_text("utf-8")
         rows = [json.loads(line) for line in text.splitlines()]
         claims = sum(row["label"] == "claim" for row in rows)
