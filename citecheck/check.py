@@ -2,8 +2,8 @@
 
 Rules:
 - The judge reads the claim against the whole section the quote was located in (the cited section
-  for a claim-only citation); a missing quote asks no model (`review.decide`: fabricated). A claim or
-  section in a language the cookbook does not read (`source.language`) asks none either: verdict
+  for a claim-only citation); a missing quote asks no model (`review.decide`: fabricated). A claim in a
+  language, or a section in a script, the cookbook does not read (`source.language`) asks none either: verdict
   unsupported, reason unsupported_language, never automatic.
 - One row per usable citation, in file order (`vocabulary.SourceRow`); `check` prints the
   CHECK_COLUMNS as a table (then a diff line per misquoted citation) or as JSON, and exits 1 when a
@@ -88,7 +88,7 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
         decided = decide(match, None, threshold)
         if match.status != MISSING:
             source = judge_source(match, document)
-            if language.unsupported(citation["claim"]) or language.unsupported(source):
+            if language.unsupported(citation["claim"]) or language.unreadable(source):
                 out.append((SourceRow(id=citation["id"], status=match.status, section=match.section,
                                       span_start=match.start, span_end=match.end, **UNREAD).to_dict(), match))
                 continue

@@ -6,8 +6,9 @@ Rules:
 - Then the page's notice (`web.notices`, its title, banner and first screen): retracted, withdrawn or an
   expression of concern -> not_found with that reason, no model asked, never automatic; a correction is
   the row's `notice`, beside the verdict.
-- Then the languages (`source.language`): a claim, or a page text, in a language or script the cookbook
-  does not read (not English, French, German or Russian) -> not_found / unsupported_language, no model.
+- Then the languages (`source.language`): a claim in a language the cookbook does not read (not English,
+  French, German or Russian), or a page in a script it does not read -> not_found / unsupported_language,
+  no model asked.
 - Then the text the citation carries, if any (`quotes`: Anthropic's cited_text, a Perplexity snippet), is
   looked for on the page's text (its Markdown marks dropped, `page_text`) with the source-document flow's
   rules (`matching.locate`: exact after normalising, else a near miss, else missing). The row's `status` is
@@ -139,7 +140,7 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[
     if notice is not None and notice.settles:
         row = {**_row(page.url, page, NOT_FOUND, notice.kind), "notice": notice.field()}
         return Trace(claim, page.url, row, page)
-    if language.unsupported(claim) or language.unsupported(page_text(page.markdown)):
+    if language.unsupported(claim) or language.unreadable(page_text(page.markdown)):
         return Trace(claim, page.url, _row(page.url, page, NOT_FOUND, UNSUPPORTED_LANGUAGE), page)
     trace = _judged(claim, page, ctx, quotes)
     if notice is not None:
