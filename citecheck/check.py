@@ -46,8 +46,9 @@ from .source import language, sources
 from .source.sources import Document
 from .verdict import ci_gate
 from .verdict.review import Gate, decide, gate_of
-from .vocabulary import (ANSWER_FORMAT_CHOICES, CHECK_COLUMNS, JUDGE_UNAVAILABLE, MISQUOTED, MISSING,
-                         UNSUPPORTED_LANGUAGE, VERDICTS, SourceRow)
+from .matching import numbers
+from .vocabulary import (ANSWER_FORMAT_CHOICES, CHECK_COLUMNS, CONTRADICTED, FOUND, JUDGE_UNAVAILABLE, MISQUOTED,
+                         MISSING, NUMBER_MISMATCH, RELATIONS, UNSUPPORTED_LANGUAGE, VERDICTS, SourceRow)
 
 JUDGE_FAILURES = (judges.JudgeUnavailable, CacheMiss, MissingSetting)
 """What makes a citation `judge_unavailable` instead of stopping the check."""
@@ -86,7 +87,11 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
         if citation.get("file"):
             match = bounded(match, citation["quote"])
         decided = decide(match, None, threshold)
-        if match.status != MISSING:
+        changed, against = number_check(citation["claim"], citation["quote"], match, document)
+        if changed is not None:
+            decided = {"relation": RELATIONS[1], "confidence": None, "verdict": CONTRADICTED,
+                       "reason": NUMBER_MISMATCH, "numbers": changed.shown(), **threshold.route(None, None)}
+        elif match.status != MISSING:
             source = judge_source(match, document)
             if language.unsupported(citation["claim"]) or language.unreadable(source):
                 out.append((SourceRow(id=citation["id"], status=match.status, section=match.section,
@@ -95,8 +100,8 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
             try:
                 answer = (judge(citation["claim"], source) if judge
                           else methods.relation_judge(citation["claim"], source, judge_ctx))
-                decided = {**decide(match, answer, threshold), "method": answer.get("method"),
-                           "model": answer.get("model")}
+                decided = downgraded({**decide(match, answer, threshold), "method": answer.get("method"),
+                                      "model": answer.get("model")}, against)
             except JUDGE_FAILURES as exc:
                 reason = outage or str(exc)                 # after an outage a miss is the outage's doing
                 decided = {**UNJUDGED, "reason": printable(reason)}
@@ -107,6 +112,29 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
         out.append((SourceRow(id=citation["id"], status=match.status, section=match.section,
                               span_start=match.start, span_end=match.end, **decided).to_dict(), match))
     return out
+
+
+def number_check(claim: str, quote: str | None, match: matching.Match, document: Document
+                 ) -> tuple[numbers.Comparison | None, numbers.Comparison | None]:
+    """(the claim against its verbatim quote when the claim changes one of its numbers and no number of
+    the section agrees with it, else None; the claim's numbers against the section, None when not located).
+    The first makes the citation contradicted with no model asked (`number_mismatch`)."""
+    if match.status == MISSING or match.section is None:
+        return None, None
+    against = numbers.compare(claim, judge_source(match, document))
+    if match.status != FOUND or not against.mismatch:
+        return None, against
+    quoted = numbers.compare(claim, quote or "")
+    return (quoted if quoted.status == numbers.CHANGED else None), against
+
+
+def downgraded(decided: dict, against: numbers.Comparison | None) -> dict:
+    """A judge's verified with a claim number nowhere in the section: unsupported, confidence 0, to a
+    person, `number_mismatch` and the numbers shown."""
+    if decided["verdict"] != VERDICTS[0] or against is None or not against.mismatch:
+        return decided
+    return {**decided, "verdict": VERDICTS[2], "confidence": 0.0, "auto": False, "reason": NUMBER_MISMATCH,
+            "numbers": against.shown()}
 
 
 def bounded(match: matching.Match, quote: str | None) -> matching.Match:
@@ -173,6 +201,11 @@ def misquotes(checked: list[tuple[dict, matching.Match]]) -> list[str]:
             for row, match in checked if row["status"] == MISQUOTED]
 
 
+def number_lines(rows: list[dict]) -> list[str]:
+    """'ID number_mismatch: numbers "90 °C" vs "100 °C"' for each citation whose numbers differ."""
+    return [f"{row['id']} {NUMBER_MISMATCH}: numbers {row['numbers']}" for row in rows if row.get("numbers")]
+
+
 def unavailable_hint(unavailable: list[tuple[str, str]], total: int, command: str = "check") -> str:
     """One line, the same for `check` and `check-answer`: which citations the judge could not answer, and
     the first failure (it says how to fix it)."""
@@ -232,7 +265,8 @@ def run(args, ctx: RunContext) -> int:
     else:
         print(printable(document.summary(total), lines=True))
         lines = [format_table(rows, columns)] if rows else []
-        lines += [printable(line) for line in misquotes(checked)] + [agreement_line(rows)] * args.expected
+        lines += [printable(line) for line in misquotes(checked) + number_lines(rows)]
+        lines += [agreement_line(rows)] * args.expected
         if lines:
             print("\n".join(lines))
     if not citations:
@@ -252,6 +286,7 @@ def json_row(row: dict, match: matching.Match, columns: tuple[str, ...] = COLUMN
     return ({col: row[col] for col in columns} | ({"diff": match.diff} if match.diff else {})
             | ({"auto_note": row["auto_note"]} if row["auto_note"] else {})
             | ({"reason": row["reason"]} if row.get("reason") else {})
+            | ({"numbers": row["numbers"]} if row.get("numbers") else {})
             | (located if row["span_start"] is not None else {}))
 
 

@@ -52,7 +52,7 @@ from .cache import CacheError
 from .context import RunContext
 from .judge import methods
 from .judge.judges import JudgeUnavailable
-from .matching import spans
+from .matching import numbers, spans
 from .verdict.aggregate import overall
 from .verdict.guard import guard
 from .verdict.review import Gate, gate_of, gated
@@ -66,6 +66,8 @@ from .vocabulary import (
     MISQUOTED,
     MISSING,
     NOT_FOUND,
+    NUMBER_MISMATCH,
+    SUPPORTED,
     UNREACHABLE,
     UNSUPPORTED_LANGUAGE,
     CitationRow,
@@ -97,7 +99,7 @@ class Trace:
 
 def _row(url: str, page: FetchResult | None, label: str, reason: str | None,
          quote: str | None = None, confidence: float | None = None, method: str | None = None,
-         carried: matching.Match | None = None) -> dict:
+         carried: matching.Match | None = None, numbers: str | None = None) -> dict:
     span_start, span_end = (spans.find(quote, page.markdown) if page and quote else None) or (None, None)
     return CitationRow(url=url, label=label, evidence_quote=quote, confidence=confidence,
                        final_url=page.final_url if page else None,
@@ -105,7 +107,7 @@ def _row(url: str, page: FetchResult | None, label: str, reason: str | None,
                        rid=page.rid if page else None, reason=reason, method=method,
                        span_start=span_start, span_end=span_end,
                        status=carried.status if carried else None,
-                       diff=carried.diff if carried else None).to_dict()
+                       diff=carried.diff if carried else None, numbers=numbers).to_dict()
 
 
 _LINK = re.compile(r"!?\[([^\]\n]{0,500})\]\([^)\n]{0,2000}\)")
@@ -168,11 +170,26 @@ def _judged(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[str
     except JudgeUnavailable:
         trace.row = _row(url, page, NOT_FOUND, JUDGE_UNAVAILABLE, carried=carried)
         return trace
-    kept = guard(trace.judged, shown)
+    kept, against = number_checked(claim, guard(trace.judged, shown), shown)
     reason = kept["reason"].split(":")[0] if kept["reason"] else None
     trace.row = _row(url, page, kept["label"], reason, kept["evidence_quote"], kept["confidence"],
-                     trace.judged.get("method"), carried)
+                     trace.judged.get("method"), carried, against)
     return trace
+
+
+def number_checked(claim: str, kept: dict, shown: Sequence[str]) -> tuple[dict, str | None]:
+    """(the guarded verdict, the numbers shown): a supported verdict (its evidence quote: the JSON judge's,
+    the pooled method's best sentence) where a number of the claim agrees with none stated in what the judge
+    read (the shown passages, as `check` reads the section) is not_found, confidence 0, `number_mismatch`
+    (quote kept; never automatic: `review.held`); the numbers shown are the quote's when it has one."""
+    if kept["label"] != SUPPORTED:
+        return kept, None
+    against = numbers.compare(claim, "\n\n".join(shown))
+    if not against.mismatch:
+        return kept, None
+    quoted = numbers.compare(claim, kept["evidence_quote"] or "")
+    against = quoted if quoted.status == numbers.CHANGED else against
+    return {**kept, "label": NOT_FOUND, "confidence": 0.0, "reason": NUMBER_MISMATCH}, against.shown()
 
 
 def is_text(value: str) -> bool:

@@ -85,6 +85,7 @@ RETRACTED = "retracted"
 WITHDRAWN = "withdrawn"
 EXPRESSION_OF_CONCERN = "expression_of_concern"
 UNSUPPORTED_LANGUAGE = "unsupported_language"
+NUMBER_MISMATCH = "number_mismatch"
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,10 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
     Reason(UNSUPPORTED_LANGUAGE, NOT_FOUND, False,
            "the claim or the cited text is in a language or script the cookbook does not read (only English, "
            "French, German, Russian: `source.language`): no model asked, never supported"),
+    Reason(NUMBER_MISMATCH, NOT_FOUND, False,
+           "a number of the claim is not in the evidence (`matching.numbers`): a verbatim quote whose number "
+           "the claim changes is contradicted (check, no model asked); a judge's supported is downgraded to "
+           "a person (confidence 0, never automatic); the row's `numbers` shows both"),
     Reason(JUDGE_OUTPUT_INVALID, NOT_FOUND, False, "the judge answered off its contract"),
     Reason(JUDGE_CALL_BUDGET, NOT_FOUND, False,
            "the judge method needs more model calls than JUDGE_CALL_BUDGET allows"),
@@ -222,6 +227,7 @@ class CitationRow(_Row):
                                   # found, misquoted, missing); null: it carried none, or no page was read
     diff: str | None = None       # the word diff from that text to the page when it is misquoted
     notice: str | None = None     # "<kind>: <words>": the notice on the page's first screen (NOTICE_KINDS)
+    numbers: str | None = None    # number_mismatch: '"90 °C" vs "100 °C"', the claim's number vs the evidence's
 
 
 def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: dict) -> type:
@@ -284,7 +290,9 @@ class SourceRow(_Row):
     model: str | None = None
     span_start: int | None = None  # where the quote (found) or its closest span (misquoted) stands in the
     span_end: int | None = None    # text of `section`; null when it was not located
-    reason: str | None = None      # judge_unavailable: why no judge answered (the failure `check` prints)
+    reason: str | None = None      # judge_unavailable: why no judge answered (the failure `check` prints);
+                                   # number_mismatch: a number of the claim is not in the quote or section
+    numbers: str | None = None     # number_mismatch: '"90 °C" vs "100 °C"' (as CitationRow's)
 
 
 CHECK_COLUMNS = ("id", "status", "relation", "confidence", "verdict", "auto", "method")

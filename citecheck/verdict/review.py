@@ -10,7 +10,8 @@ Rules (the gate, `gate`, is the only place auto vs review is decided, for every 
 - `AUTO_ACCEPT=1` (a threshold of 1 or more) sends everything to a person: no row is automatic, not
   even a confidence of exactly 1.0 or a citation no model was asked about.
 - A misquote is never automatic: the citation misstates the source whatever the judge says. Nor is a
-  page a notice settled (retracted, withdrawn, expression of concern: `web.notices`).
+  page a notice settled (retracted, withdrawn, expression of concern: `web.notices`), nor a supported
+  verdict downgraded for a claim number the evidence does not state (`number_mismatch`).
 - A citation no model was asked about (confidence null: a fabricated quote, settled by string
   matching; a dead link, a PDF, a homepage redirect, settled by the page) is automatic.
 - Otherwise a verdict is automatic when a threshold is in force and its confidence >= it; else a person
@@ -39,7 +40,7 @@ from ..config import Settings
 from ..matching import Match
 from ..paths import shown
 from ..source.text import MAX_DEPTH, decode, read_file, too_deep
-from ..vocabulary import CONTRADICTED, FABRICATED, MISQUOTED, MISSING, SETTLING_NOTICES, VERDICT_OF
+from ..vocabulary import CONTRADICTED, FABRICATED, MISQUOTED, MISSING, NUMBER_MISMATCH, SETTLING_NOTICES, VERDICT_OF
 
 EVERYTHING_TO_A_PERSON = 1.0
 """The AUTO_ACCEPT that sends every citation to a person."""
@@ -193,8 +194,10 @@ def decide(match: Match, answer: dict | None, threshold: "float | Gate") -> dict
 
 
 def held(row: dict) -> bool:
-    """A live-web row that is never automatic: its carried text is misquoted, or a notice settled it."""
-    return row.get("status") == MISQUOTED or row.get("reason") in SETTLING_NOTICES
+    """A live-web row that is never automatic: its carried text is misquoted, a notice settled it, or a
+    judge's supported was downgraded for a number (`number_mismatch`)."""
+    return row.get("status") == MISQUOTED or row.get("reason") in SETTLING_NOTICES or (
+        row.get("reason") == NUMBER_MISMATCH and row.get("confidence") is not None)
 
 
 def gated(row: dict, threshold: "float | Gate", model: str | None = None) -> dict:
