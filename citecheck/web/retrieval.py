@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 
 from .. import config
 from ..source import language
@@ -57,10 +58,17 @@ def tokens(text: str, lang: str = "en") -> list[str]:
     return _stemmer(language.STEMMERS[lang]).stemWords(found) if lang in language.STEMMERS else found
 
 
-@functools.lru_cache(maxsize=None)
+_STEMMERS = threading.local()
+
+
 def _stemmer(name: str):
+    """This thread's snowball stemmer for `name`: a stemmer keeps the word it works on in itself, so two
+    threads sharing one garble each other's words (batch and check-answer stem in threads)."""
     import snowballstemmer
-    return snowballstemmer.stemmer(name)
+    mine = _STEMMERS.__dict__
+    if name not in mine:
+        mine[name] = snowballstemmer.stemmer(name)
+    return mine[name]
 
 
 def words(text: str, lang: str = "en") -> set[str]:
