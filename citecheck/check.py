@@ -47,8 +47,9 @@ from .source.sources import Document
 from .verdict import ci_gate
 from .verdict.review import Gate, decide, gate_of
 from .matching import numbers
-from .vocabulary import (ANSWER_FORMAT_CHOICES, CHECK_COLUMNS, CONTRADICTED, FOUND, JUDGE_UNAVAILABLE, MISQUOTED,
-                         MISSING, NUMBER_MISMATCH, RELATIONS, UNSUPPORTED_LANGUAGE, VERDICTS, SourceRow)
+from .vocabulary import (ANSWER_FORMAT_CHOICES, CHECK_COLUMNS, CONTRADICTED, FOUND, JUDGE_UNAVAILABLE,
+                         MISQUOTED, MISSING, NUMBER_MISMATCH, RELATIONS, UNSUPPORTED_LANGUAGE, VERDICTS,
+                         SourceRow)
 
 JUDGE_FAILURES = (judges.JudgeUnavailable, CacheMiss, MissingSetting)
 """What makes a citation `judge_unavailable` instead of stopping the check."""

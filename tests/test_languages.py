@@ -1,7 +1,8 @@
-"""French, German and Russian end to end, and nothing else read as if it were one of them: the detector
-(`source.language`), stemmed BM25 with English unchanged, pysbd and judge units per language, the uncited cues,
-judge prompts that state a non-English language (English prompts and cache keys unchanged), and a claim in any
-other language `unsupported_language` with no model asked, in verify, check, check-answer and MCP."""
+"""French, German and Russian end to end, and nothing else read as if it were one of them: the
+detector (`source.language`), stemmed BM25 with English unchanged, pysbd and judge units per language,
+the uncited cues, judge prompts that state a non-English language (English prompts and cache keys
+unchanged), and a claim in any other language `unsupported_language` with no model asked, in verify,
+check, check-answer and MCP."""
 from __future__ import annotations
 
 import asyncio
@@ -82,7 +83,8 @@ def test_english_bm25_tokens_and_scores_are_unchanged():
 def test_a_french_claim_finds_the_inflected_passage():
     passages = ["Le sel change peu de choses à la cuisson des pâtes.",
                 "Au niveau de la mer, l'eau pure bout à 100 °C."]
-    assert retrieval.rank("L'ébullition de l'eau pure au niveau de la mer", passages, 1, how="bm25")[0][0] == 1
+    claim = "L'ébullition de l'eau pure au niveau de la mer"
+    assert retrieval.rank(claim, passages, 1, how="bm25")[0][0] == 1
     assert retrieval.tokens("Вода кипит; температура кипения", "ru") == ["вод", "кип", "температур", "кипен"]
 
 
@@ -142,8 +144,8 @@ def test_english_prompts_are_unchanged_and_other_languages_are_stated():
         "Claim: Water boils.\n\nPassages:\n--- passage 1 ---\np"
     french = judges.choice_state("L'eau bout à 100 °C.", "Au niveau de la mer, l'eau pure bout à 100 °C.")
     assert french["language"] == "The claim and the text are in French."
-    assert judges.json_messages("Вода кипит при 100 °C.", ["Water boils at 100 °C."])[1]["content"].startswith(
-        "The claim is in Russian; the text is in English.\n\nClaim: ")
+    russian = judges.json_messages("Вода кипит при 100 °C.", ["Water boils at 100 °C."])[1]["content"]
+    assert russian.startswith("The claim is in Russian; the text is in English.\n\nClaim: ")
 
 
 # ---------------------------------------------------------------- the flows: no model asked
@@ -163,7 +165,7 @@ def test_verify_labels_an_unreadable_claim_without_asking_a_judge(ctx):
 def test_check_calls_an_unreadable_claim_unsupported_never_automatic(ctx):
     text = "Au niveau de la mer, l'eau pure bout à 100 °C (212 °F)."
     document = Document("fr.md", text, {"s": Section("s", "fr.md", text)})
-    citation = {"id": "q1", "claim": "El agua hierve a 100 °C al nivel del mar.", "quote": text, "section": None}
+    citation = {"id": "q1", "claim": UNREAD[0], "quote": text, "section": None}
     row = check.check_citations(document, [citation], ctx)[0]
     assert (row["status"], row["verdict"], row["reason"], row["auto"], row["relation"]) == (
         "found", VERDICTS[2], UNSUPPORTED_LANGUAGE, False, None)
@@ -191,8 +193,8 @@ def test_mcp_check_answer_flags_the_french_uncited_fact_replaying_the_notebook(t
     shutil.copy(DATA / "answers/markdown_fr.md", tmp_path / "markdown_fr.md")
     env = {"PYTHONPATH": str(ROOT), "CITECHECK_OFFLINE": "1", "CITECHECK_CACHE_STORE": "off",
            "CITECHECK_CACHE": str(ROOT / "json_cache.json"), "CITECHECK_ALLOW_PRIVATE": "1"}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "citecheck", "mcp", "--root", str(tmp_path)],
-                                   env=env, cwd=str(ROOT))
+    params = StdioServerParameters(command=sys.executable, env=env, cwd=str(ROOT),
+                                   args=["-m", "citecheck", "mcp", "--root", str(tmp_path)])
 
     async def talk():
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:

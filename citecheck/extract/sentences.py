@@ -1,8 +1,9 @@
 """Split prose into sentences and find the sentence(s) a citation belongs to.
 
 Rules:
-- Sentences come from pysbd 0.3.4 (rule-based, English "golden rules"; its French, German and Russian rules
-  for a text `source.language.detect` reads as one of those, `assemble` detects the answer's prose once), run in its non-destructive mode
+- Sentences come from pysbd 0.3.4 (rule-based, English "golden rules"; its French, German and Russian
+  rules for a text `source.language.detect` reads as one of those: `assemble` detects the answer's prose
+  once), run in its non-destructive mode
   (clean=False) one paragraph at a time, so each sentence is an exact span of the prose. It was chosen
   over syntok 1.4.4, which reads the "C." of "120 °C. See ..." as an initial and joins the two
   sentences; temperatures are this cookbook's bread and butter. A blank line always ends a sentence.

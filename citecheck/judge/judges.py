@@ -235,7 +235,8 @@ def choice_state(claim: str, source: str) -> dict:
 
 def with_language(state: dict, claim: str, texts: list[str]) -> dict:
     """`state` with a last `language` entry saying which language the claim and the text are in, when the
-    claim is not English (`source.language.stated`); an English claim's state is unchanged, and its cache key."""
+    claim is not English (`source.language.stated`); an English claim's state, and its cache key, are
+    unchanged."""
     line = language.stated(claim, texts)
     return state if line is None else {**state, "language": line}
 

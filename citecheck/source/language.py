@@ -40,10 +40,13 @@ READ_CHARS = 20_000
 STOPWORDS = {
     "en": set("the of and to in is are was were at it that with for on by from this which be as not its has "
               "have an or than into above below when".split()),
-    "fr": set("le la les des du et est une un dans que qui pour sur au aux par pas sont avec ce cette il elle "
+    "fr": set("le la les des du et est une un dans que qui pour sur au aux par pas sont avec ce cette il "
+              "elle "
               "à où l d qu se plus ne n de en son sa ses leur mais comme été très".split()),
-    "de": set("der die das und ist nicht ein eine einer einem mit von zu den dem des auf für im bei sich wird "
-              "auch es sind wie oder über nach viel unter hier ich wir uns mir sie ob wenn dass kein keine nur "
+    "de": set("der die das und ist nicht ein eine einer einem mit von zu den dem des auf für im bei sich "
+              "wird "
+              "auch es sind wie oder über nach viel unter hier ich wir uns mir sie ob wenn dass kein "
+              "keine nur "
               "noch schon sehr dann aber vom zum zur um".split()),
     "es": set("de el los las del y que es un una por con para se su al lo como más está son".split()),
     "it": set("il lo la gli di che è un una per con del della non sono al nel alla si".split()),

@@ -99,9 +99,8 @@ class DecomposeMethod(JudgeMethod):
         checked, summaries = [], []
         for fact in facts:
             best = [texts[i] for i in units.ranked(fact, texts)[:FACT_SENTENCES]]
-            answer = steps.choice(fact, judges.with_language({"claim": fact, "text": "\n".join(best)}, claim, passages),
-                                  {pooled.NAME: pooled.question()},
-                                  model)
+            state = judges.with_language({"claim": fact, "text": "\n".join(best)}, claim, passages)
+            answer = steps.choice(fact, state, {pooled.NAME: pooled.question()}, model)
             if answer is not None:
                 summary = pooled.summarise([answer[pooled.NAME]["probabilities"]])
                 checked.append({"fact": fact, "p_supported": summary.p_supported,

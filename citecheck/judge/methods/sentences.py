@@ -6,8 +6,9 @@ Rules (the lab's, issue 14, chosen on the tune split):
   normalised (`matching.normalise`, the guard's comparison) and cut at `passages.SENTENCE_END` (after
   . ! ? optionally closed by a quote or bracket, followed by whitespace and an upper-case letter, digit,
   quote or bracket). In a paragraph `source.language.detect` reads as French, German or Russian the
-  upper-case letter may be any (É, Ü, Б: `_OTHER_END`); English paragraphs keep the rule above, so their
-  units, and the recorded judge calls asked of them, are unchanged. Sentences under MIN_WORDS words are dropped. Each sentence is therefore verbatim in
+  upper-case letter may be any (É, Ü, Б: `_OTHER_END`); English paragraphs keep the rule above, so
+  their units, and the recorded judge calls asked of them, are unchanged. Sentences under MIN_WORDS words
+  are dropped. Each sentence is therefore verbatim in
   its passage as the guard reads it.
 - Ranking: Okapi BM25 (k1 1.2, b 0.75, Lucene's non-negative idf log(1 + (N - n + .5)/(n + .5))) over the
   sentences, lower-cased word tokens with STOP words removed; ties keep page order.
