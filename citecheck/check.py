@@ -19,6 +19,10 @@ Rules:
   `auto_note` says why when none is (printed in --json, and once on stderr); `method` names the judge
   method that answered (`relation_judge`'s; null when no model answered); `check` audits its rows, with
   the model that answered each, when AUDIT_DB is set (`audit.source`).
+- Numbers (`matching.numbers`): a found quote whose number the claim changes, with no number of the section
+  agreeing, is contradicted with reason `number_mismatch` and `numbers` ('"90 °C" vs "100 °C"'), no model
+  asked, gated as any no-model verdict (`number_check`); a judge's verified with a claim number agreeing with
+  none of the section is unsupported, confidence 0, to a person, same reason (`downgraded`).
 - A document-only citation (no quote and no section: an OpenAI `file_citation`) is skipped with a
   problem line: there is no quote to find and no section to judge (`checkable`).
 - `--answer FILE` takes the citations from an LLM answer (`answer_citations`); `--fail-on` is the CI

@@ -227,7 +227,7 @@ class CitationRow(_Row):
                                   # found, misquoted, missing); null: it carried none, or no page was read
     diff: str | None = None       # the word diff from that text to the page when it is misquoted
     notice: str | None = None     # "<kind>: <words>": the notice on the page's first screen (NOTICE_KINDS)
-    numbers: str | None = None    # number_mismatch: '"90 °C" vs "100 °C"', the claim's number vs the evidence's
+    numbers: str | None = None    # number_mismatch: '"90 °C" vs "100 °C"', the claim's vs the evidence's
 
 
 def _extended(name: str, doc: str, before: dict, order: tuple[str, ...], after: dict) -> type:

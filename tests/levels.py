@@ -31,7 +31,7 @@ from citecheck.config import Settings
 from citecheck.context import RunContext
 from citecheck.evaluation import method_comparison
 from citecheck.source import sources
-from citecheck.vocabulary import VERDICT_OF
+from citecheck.vocabulary import NUMBER_MISMATCH, VERDICT_OF
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS = ("pooled", "decompose", "qa", "choice", "json", "one_pass")
@@ -332,7 +332,7 @@ def perfect_results(ctx: RunContext, oracle, base_url: str, directory: Path,
             got = traced(ctx, row["claim"], row["text"], f"wice:{row['id']}")
             out[f"wice {split}"][row["id"]] = {
                 "gold": row["gold"], "answer": binary(got["label"]), "label": got["label"],
-                "wice": row["label"], "shown": oracle.shown_gold(row["claim"]),
+                "wice": row["label"], "shown": oracle.shown_gold(row["claim"]), "reason": got["reason"],
                 "unknown": sorted(oracle.unknown_claims)}
     return out
 
@@ -344,6 +344,11 @@ def _answer(got: dict) -> dict:
 def retrieval_misses(rows: dict[str, dict]) -> list[str]:
     """WiCE supported rows whose gold sentence the method was never shown."""
     return [cid for cid, r in rows.items() if r["wice"] == "supported" and not r["shown"]]
+
+
+def number_downgrades(rows: dict[str, dict]) -> list[str]:
+    """WiCE rows whose supported the number rule sent to a person: a claim number nowhere in what was shown."""
+    return [cid for cid, r in rows.items() if r.get("reason") == NUMBER_MISMATCH]
 
 
 def capable_results(ctx: RunContext, foundation_ctx: RunContext) -> dict[str, dict]:

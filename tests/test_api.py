@@ -25,7 +25,7 @@ def verdict(claim, urls, label="supported"):
             "citations": [{"url": u, "label": label, "evidence_quote": "quoted", "confidence": 0.9,
                            "final_url": u, "original_status": 200, "rid": None, "reason": None, "auto": True,
                            "auto_note": None, "method": "pooled", "span_start": None, "span_end": None,
-                           "status": None, "diff": None, "notice": None}
+                           "status": None, "diff": None, "notice": None, "numbers": None}
                           for u in urls]}
 
 
@@ -599,7 +599,7 @@ def test_offline_cache_miss_through_the_api_is_a_labelled_verdict(tmp_path):
         {"url": url, "label": "unreachable", "evidence_quote": None, "confidence": None, "final_url": None,
          "original_status": None, "rid": None, "reason": "cache_miss", "auto": True, "auto_note": None,
          "method": None, "span_start": None, "span_end": None, "status": None, "diff": None,
-         "notice": None}]}
+         "notice": None, "numbers": None}]}
 
 
 # --- the dry run: `serve --dry-run` in its own process, answering from the cache -----------------------

@@ -110,11 +110,12 @@ def test_perfect_judge_settles_the_batch_rows_no_judge_reads(results, method):
 
 
 @pytest.mark.parametrize("method", L.METHODS)
-def test_perfect_judge_on_wice_report_is_wrong_only_where_retrieval_missed(results, method):
+def test_perfect_judge_on_wice_report_is_wrong_only_where_retrieval_or_the_number_rule_hid_it(results, method):
     rows = results(method)["wice report"]
     wrong = [cid for cid, r in rows.items() if r["answer"] != r["gold"]]
-    misses = L.retrieval_misses(rows)
-    assert set(wrong) <= set(misses), f"wrong {wrong}; gold never shown (retrieval) {misses}"
+    misses, numbers = L.retrieval_misses(rows), L.number_downgrades(rows)
+    assert set(wrong) <= set(misses) | set(numbers), \
+        f"wrong {wrong}; gold never shown (retrieval) {misses}; claim number not shown {numbers}"
     agree = len(rows) - len(wrong)
     assert agree / len(rows) >= 0.95 or len(wrong) == len(misses)
     assert not any(r["unknown"] for r in rows.values())       # the oracle knew every claim it was asked

@@ -40,7 +40,8 @@ from ..config import Settings
 from ..matching import Match
 from ..paths import shown
 from ..source.text import MAX_DEPTH, decode, read_file, too_deep
-from ..vocabulary import CONTRADICTED, FABRICATED, MISQUOTED, MISSING, NUMBER_MISMATCH, SETTLING_NOTICES, VERDICT_OF
+from ..vocabulary import (CONTRADICTED, FABRICATED, MISQUOTED, MISSING, NUMBER_MISMATCH, SETTLING_NOTICES,
+                          VERDICT_OF)
 
 EVERYTHING_TO_A_PERSON = 1.0
 """The AUTO_ACCEPT that sends every citation to a person."""
