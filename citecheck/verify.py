@@ -8,7 +8,7 @@ Rules:
   the row's `notice`, beside the verdict.
 - Then the languages (`source.language`): a claim in a language the cookbook does not read (not English,
   French, German or Russian), or a page in a script it does not read -> not_found / unsupported_language,
-  no model asked.
+  no model asked, never automatic.
 - Then the text the citation carries, if any (`quotes`: Anthropic's cited_text, a Perplexity snippet), is
   looked for on the page's text (its Markdown marks dropped, `page_text`) with the source-document flow's
   rules (`matching.locate`: exact after normalising, else a near miss, else missing). The row's `status` is

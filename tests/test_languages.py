@@ -155,8 +155,8 @@ def test_verify_labels_an_unreadable_claim_without_asking_a_judge(ctx):
     page = "Au niveau de la mer, l'eau pure bout à 100 °C (212 °F). " * 3
     for claim in UNREAD[:4]:
         row = verify.trace_text(claim, page, ctx).row
-        assert (row["label"], row["reason"], row["confidence"], row["method"]) == (
-            NOT_FOUND, UNSUPPORTED_LANGUAGE, None, None)
+        assert (row["label"], row["reason"], row["confidence"], row["method"], row["auto"]) == (
+            NOT_FOUND, UNSUPPORTED_LANGUAGE, None, None, False)
     row = verify.trace_text("Water boils at 100 °C.", "水は海面で100 °Cで沸騰する。" * 3, ctx).row
     assert row["reason"] == UNSUPPORTED_LANGUAGE
     assert REASONS[UNSUPPORTED_LANGUAGE].label == NOT_FOUND and not REASONS[UNSUPPORTED_LANGUAGE].transient
