@@ -2,7 +2,9 @@
 
 Rules:
 - The judge reads the claim against the whole section the quote was located in (the cited section
-  for a claim-only citation); a missing quote asks no model (`review.decide`: fabricated).
+  for a claim-only citation); a missing quote asks no model (`review.decide`: fabricated). A claim in a
+  language, or a section in a script, the cookbook does not read (`source.language`) asks none either: verdict
+  unsupported, reason unsupported_language, never automatic.
 - One row per usable citation, in file order (`vocabulary.SourceRow`); `check` prints the
   CHECK_COLUMNS as a table (then a diff line per misquoted citation) or as JSON, and exits 1 when a
   citation was unusable. A located quote (found,
@@ -44,13 +46,14 @@ from .cache import CacheMiss
 from .config import MissingSetting, printable
 from .context import RunContext
 from .judge import judges, methods
-from .source import sources
+from .source import language, sources
 from .source.sources import Document
 from .verdict import ci_gate
 from .verdict.review import Gate, decide, gate_of
 from .matching import numbers
 from .vocabulary import (ANSWER_FORMAT_CHOICES, CHECK_COLUMNS, CONTRADICTED, FOUND, JUDGE_UNAVAILABLE,
-                         MISQUOTED, MISSING, NUMBER_MISMATCH, RELATIONS, VERDICTS, SourceRow)
+                         MISQUOTED, MISSING, NUMBER_MISMATCH, RELATIONS, UNSUPPORTED_LANGUAGE, VERDICTS,
+                         SourceRow)
 
 JUDGE_FAILURES = (judges.JudgeUnavailable, CacheMiss, MissingSetting)
 """What makes a citation `judge_unavailable` instead of stopping the check."""
@@ -63,6 +66,10 @@ def judge_source(match: matching.Match, document: Document) -> str:
 
 UNJUDGED = {"relation": None, "confidence": None, "verdict": JUDGE_UNAVAILABLE, "auto": False}
 """The decision of a located quote that no judge could answer."""
+UNREAD = {"relation": None, "confidence": None, "verdict": VERDICTS[2], "auto": False,
+          "reason": UNSUPPORTED_LANGUAGE}
+"""The decision of a located quote whose claim or section is in a language the cookbook does not read
+(`source.language`): unsupported, no model asked, never automatic."""
 
 
 def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
@@ -91,6 +98,10 @@ def check_matches(document: Document, citations: list[dict], ctx: RunContext, *,
                        "reason": NUMBER_MISMATCH, "numbers": changed.shown(), **threshold.route(None, None)}
         elif match.status != MISSING:
             source = judge_source(match, document)
+            if language.unsupported(citation["claim"]) or language.unreadable(source):
+                out.append((SourceRow(id=citation["id"], status=match.status, section=match.section,
+                                      span_start=match.start, span_end=match.end, **UNREAD).to_dict(), match))
+                continue
             try:
                 answer = (judge(citation["claim"], source) if judge
                           else methods.relation_judge(citation["claim"], source, judge_ctx))

@@ -6,6 +6,9 @@ Rules:
 - Then the page's notice (`web.notices`, its title, banner and first screen): retracted, withdrawn or an
   expression of concern -> not_found with that reason, no model asked, never automatic; a correction is
   the row's `notice`, beside the verdict.
+- Then the languages (`source.language`): a claim in a language the cookbook does not read (not English,
+  French, German or Russian), or a page in a script it does not read -> not_found / unsupported_language,
+  no model asked, never automatic.
 - Then the text the citation carries, if any (`quotes`: Anthropic's cited_text, a Perplexity snippet), is
   looked for on the page's text (its Markdown marks dropped, `page_text`) with the source-document flow's
   rules (`matching.locate`: exact after normalising, else a near miss, else missing). The row's `status` is
@@ -68,8 +71,10 @@ from .vocabulary import (
     NUMBER_MISMATCH,
     SUPPORTED,
     UNREACHABLE,
+    UNSUPPORTED_LANGUAGE,
     CitationRow,
 )
+from .source import language
 from .source.document import Document, Section
 from .web import netguard, notices, page_memo
 from .web.fetch import FetchResult, fetch
@@ -149,11 +154,14 @@ def notice_of(head: str) -> notices.Notice | None:
 def judge_page(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[str] = ()) -> Trace:
     """The judged half of the flow for a page fetch did not settle. Its notice first (`web.notices`): a
     retraction, withdrawal or expression of concern settles it (not_found, that reason, no model asked);
-    a correction travels beside the verdict in `notice`. Then `_judged`."""
+    a correction travels beside the verdict in `notice`. Then the languages: a claim or page in one the
+    cookbook does not read is not_found / unsupported_language, no model asked. Then `_judged`."""
     notice = page_memo.remembered(notice_of, page.markdown[:2 * notices.FIRST_SCREEN_CHARS])
     if notice is not None and notice.settles:
         row = {**_row(page.url, page, NOT_FOUND, notice.kind), "notice": notice.field()}
         return Trace(claim, page.url, row, page)
+    if language.unsupported(claim) or language.unreadable(page_text(page.markdown)):
+        return Trace(claim, page.url, _row(page.url, page, NOT_FOUND, UNSUPPORTED_LANGUAGE), page)
     trace = _judged(claim, page, ctx, quotes)
     if notice is not None:
         trace.row = {**trace.row, "notice": notice.field()}

@@ -86,6 +86,7 @@ WITHDRAWN = "withdrawn"
 EXPRESSION_OF_CONCERN = "expression_of_concern"
 ROBOTS_DISALLOWED = "robots_disallowed"
 ROBOTS_UNREACHABLE = "robots_unreachable"
+UNSUPPORTED_LANGUAGE = "unsupported_language"
 NUMBER_MISMATCH = "number_mismatch"
 
 
@@ -126,6 +127,9 @@ REASONS: dict[str, Reason] = {r.code: r for r in (
                                        "never supported, never automatic")
       for code, says in ((RETRACTED, "it is retracted"), (WITHDRAWN, "it is withdrawn"),
                          (EXPRESSION_OF_CONCERN, "the editors have an expression of concern"))),
+    Reason(UNSUPPORTED_LANGUAGE, NOT_FOUND, False,
+           "the claim or the cited text is in a language or script the cookbook does not read (only English, "
+           "French, German, Russian: `source.language`): no model asked, never supported"),
     Reason(NUMBER_MISMATCH, NOT_FOUND, False,
            "a number of the claim is not in the evidence (`matching.numbers`): a verbatim quote whose number "
            "the claim changes is contradicted (check, no model asked); a judge's supported is downgraded to "

@@ -1,5 +1,6 @@
 """Precision and recall of the uncited-claims rule (`citecheck.answer.uncited.asserts_fact`) on the labelled
-sample data/uncited/, per half, with Wilson 95 % intervals, beside two simpler rules measured in the same run.
+samples data/uncited/ (English, then French, German and Russian: `<lang>_tune`, `<lang>_report`), per half,
+with Wilson 95 % intervals, beside two simpler rules measured in the same run.
 
     .venv/bin/python scripts/uncited_rule.py
 
@@ -43,14 +44,19 @@ def measure(rows: list[dict], rule) -> tuple[str, str]:
 
 
 def main() -> None:
-    for half in ("tune", "report"):
-        text = (ROOT / "data/uncited" / f"{half}.jsonl").read_text("utf-8")
-        rows = [json.loads(line) for line in text.splitlines()]
-        claims = sum(row["label"] == "claim" for row in rows)
-        print(f"{half}: {len(rows)} sentences, {claims} claims")
-        for name, rule in RULES.items():
-            precision, recall = measure(rows, rule)
-            print(f"  {name:<24} precision {precision}  recall {recall}")
+    for lang in ("", "fr_", "de_", "ru_"):          # English, then each language's sample (docs/languages.md)
+        for half in ("tune", "report"):
+            show(f"{lang}{half}")
+
+
+def show(half: str) -> None:
+    text = (ROOT / "data/uncited" / f"{half}.jsonl").read_text("utf-8")
+    rows = [json.loads(line) for line in text.splitlines()]
+    claims = sum(row["label"] == "claim" for row in rows)
+    print(f"{half}: {len(rows)} sentences, {claims} claims")
+    for name, rule in RULES.items():
+        precision, recall = measure(rows, rule)
+        print(f"  {name:<24} precision {precision}  recall {recall}")
 
 
 if __name__ == "__main__":

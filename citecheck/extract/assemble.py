@@ -21,6 +21,7 @@ Rules:
 from __future__ import annotations
 
 from ..matching.normal import has_content
+from ..source import language
 from ..vocabulary import TOO_MANY_MARKERS
 from . import sentences
 from .parsed import Anchor, Extraction, Link, Parsed, Problem, Quote
@@ -67,7 +68,7 @@ def capped(anchors: list[Anchor], max_markers: int | None) -> tuple[list[Anchor]
 
 
 def assemble(fmt: str, parsed: Parsed, max_markers: int | None = None) -> Extraction:
-    found = sentences.Sentences(parsed.text)
+    found = sentences.Sentences(parsed.text, language.detect(parsed.text))
     anchors, problems = capped(parsed.anchors, max_markers)
     problems = list(parsed.problems) + problems
     claims = Claims(found, anchors)

@@ -1,7 +1,9 @@
 """Split prose into sentences and find the sentence(s) a citation belongs to.
 
 Rules:
-- Sentences come from pysbd 0.3.4 (rule-based, English "golden rules"), run in its non-destructive mode
+- Sentences come from pysbd 0.3.4 (rule-based, English "golden rules"; its French, German and Russian
+  rules for a text `source.language.detect` reads as one of those: `assemble` detects the answer's prose
+  once), run in its non-destructive mode
   (clean=False) one paragraph at a time, so each sentence is an exact span of the prose. It was chosen
   over syntok 1.4.4, which reads the "C." of "120 °C. See ..." as an initial and joins the two
   sentences; temperatures are this cookbook's bread and butter. A blank line always ends a sentence.
@@ -25,6 +27,8 @@ from bisect import bisect_left, bisect_right
 
 import pysbd
 
+from ..source import language
+
 _BREAK = re.compile(r"\n(?=[ \t]*\n)")
 """A newline that ends a paragraph: a blank line follows. (Matching the paragraphs themselves, a group
 repeated once per character, costs the regex engine ~120 bytes a character: 500 MB for a 4 MB paragraph.)"""
@@ -35,7 +39,7 @@ WINDOW = 5_000
 (each abbreviation rewrites, and each sentence is looked for in, the whole of it)."""
 
 
-def split(text: str) -> list[tuple[int, int]]:
+def split(text: str, lang: str = "en") -> list[tuple[int, int]]:
     """(start, end) of each sentence of text, in order, without surrounding whitespace.
 
     A paragraph longer than WINDOW is read a window at a time, each window with the sentence before it as
@@ -49,7 +53,7 @@ def split(text: str) -> list[tuple[int, int]]:
         start = context = first
         while start < end:
             stop = end if end - context <= WINDOW else _edge(text, start, start + WINDOW)
-            found = [(max(lo, start), hi) for lo, hi in _segment(text, context, stop) if hi > start]
+            found = [(max(lo, start), hi) for lo, hi in _segment(text, context, stop, lang) if hi > start]
             if stop == end:
                 spans += found
             elif len(found) > 1:
@@ -79,10 +83,11 @@ def _edge(text: str, start: int, limit: int) -> int:
     return space + 1 if space >= 0 else limit
 
 
-def _segment(text: str, start: int, stop: int) -> list[tuple[int, int]]:
-    """pysbd's sentences of text[start:stop], as spans of text."""
+def _segment(text: str, start: int, stop: int, lang: str = "en") -> list[tuple[int, int]]:
+    """pysbd's sentences of text[start:stop] in `lang`'s rules, as spans of text."""
     spans, cursor = [], start
-    for piece in pysbd.Segmenter(language="en", clean=False).segment(text[start:stop]):
+    segmenter = pysbd.Segmenter(language=language.PYSBD.get(lang, "en"), clean=False)
+    for piece in segmenter.segment(text[start:stop]):
         body = piece.strip()
         if not body:
             cursor += len(piece)
@@ -98,9 +103,9 @@ def _segment(text: str, start: int, stop: int) -> list[tuple[int, int]]:
 class Sentences:
     """A text's sentences (`split` once) and the sentence(s) each point or span belongs to (module rules)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, lang: str = "en"):
         self.text = text
-        self.spans = split(text)
+        self.spans = split(text, lang)
         self._starts = [lo for lo, _ in self.spans]
         self._ends = [hi for _, hi in self.spans]
 

@@ -39,6 +39,7 @@ from ..config import (DEFAULTS, ENDPOINT_VARIABLE, MODEL_VARIABLE, OLLAMA_DEFAUL
                       Settings)
 from ..context import RunContext, typesafe_client
 from ..paths import shown
+from ..source import language
 from ..vocabulary import JUDGE_LABELS, JUDGE_OUTPUT_INVALID, JUDGE_UNAVAILABLE, RELATIONS
 from . import calibration
 from . import judge_contract as contract
@@ -226,7 +227,22 @@ def local_calibration() -> dict | None:
 
 
 def choice_state(claim: str, source: str) -> dict:
-    return {"claim": claim, "source": source}
+    return with_language({"claim": claim, "source": source}, claim, [source])
+
+
+def with_language(state: dict, claim: str, texts: list[str]) -> dict:
+    """`state` with a last `language` entry saying which language the claim and the text are in, when the
+    claim is not English (`source.language.stated`); an English claim's state, and its cache key, are
+    unchanged."""
+    line = language.stated(claim, texts)
+    return state if line is None else {**state, "language": line}
+
+
+def language_prefix(claim: str, texts: list[str]) -> str:
+    """The language line and a blank line before a JSON prompt's user text, or "" for English (as
+    `with_language`)."""
+    line = language.stated(claim, texts)
+    return "" if line is None else f"{line}\n\n"
 
 
 def _typesafe_client(settings: Settings):
@@ -378,7 +394,8 @@ def json_messages(claim: str, passages: list[str]) -> list[dict]:
     shown_passages = "\n\n".join(f"{PASSAGE_SEPARATOR.format(n=n)}\n{text}"
                                    for n, text in enumerate(passages, 1))
     return [{"role": "system", "content": JSON_SYSTEM},
-            {"role": "user", "content": f"Claim: {claim}\n\nPassages:\n{shown_passages}"}]
+            {"role": "user",
+             "content": f"{language_prefix(claim, passages)}Claim: {claim}\n\nPassages:\n{shown_passages}"}]
 
 
 def _invalid(why: str) -> dict:

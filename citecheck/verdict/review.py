@@ -41,7 +41,7 @@ from ..matching import Match
 from ..paths import shown
 from ..source.text import MAX_DEPTH, decode, read_file, too_deep
 from ..vocabulary import (CONTRADICTED, FABRICATED, MISQUOTED, MISSING, NUMBER_MISMATCH, SETTLING_NOTICES,
-                          VERDICT_OF)
+                          UNSUPPORTED_LANGUAGE, VERDICT_OF)
 
 EVERYTHING_TO_A_PERSON = 1.0
 """The AUTO_ACCEPT that sends every citation to a person."""
@@ -195,10 +195,12 @@ def decide(match: Match, answer: dict | None, threshold: "float | Gate") -> dict
 
 
 def held(row: dict) -> bool:
-    """A live-web row that is never automatic: its carried text is misquoted, a notice settled it, or a
-    judge's supported was downgraded for a number (`number_mismatch`)."""
-    return row.get("status") == MISQUOTED or row.get("reason") in SETTLING_NOTICES or (
-        row.get("reason") == NUMBER_MISMATCH and row.get("confidence") is not None)
+    """A live-web row that is never automatic: its carried text is misquoted, a notice settled it, its
+    language is one the cookbook does not read (`unsupported_language`: a person who reads it decides), or
+    a judge's supported was downgraded for a number (`number_mismatch`)."""
+    reason = row.get("reason")
+    return row.get("status") == MISQUOTED or reason in SETTLING_NOTICES or reason == UNSUPPORTED_LANGUAGE or (
+        reason == NUMBER_MISMATCH and row.get("confidence") is not None)
 
 
 def gated(row: dict, threshold: "float | Gate", model: str | None = None) -> dict:

@@ -6,6 +6,10 @@ Rules:
   cosine similarity between the claim and each passage (RETRIEVAL=minilm). BM25 is the rule chosen on
   WiCE's tune split: it put a whole gold evidence set in the top 3 more often (0.862) than MiniLM (0.824)
   or their reciprocal-rank fusion (0.849, k = 60); `how` is always passed (the setting, read once).
+- Tokens (`tokens`): lower-cased runs of word characters. For a French, German or Russian claim
+  (`source.language.detect` of the query) the query's and the passages' tokens are snowball-stemmed in that
+  language ("bout", "bouillir" -> "bout"; "кипит", "кипения" -> "кип"), so inflections meet; an English claim
+  (or one of no detectable language) keeps the unstemmed tokens, so English rankings are unchanged.
 - Top `k` (3) by score; ties (scores equal to 6 decimals) keep page order (stable sort).
 - At most MAX_PASSAGES passages of a page are encoded (`shortlist`): on a longer page, the ones
   sharing the most distinct words with the claim (lower-cased runs of word characters; ties keep page
@@ -23,8 +27,10 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 
 from .. import config
+from ..source import language
 from . import page_memo, recorded_scores
 from .vectors import encode
 
@@ -47,14 +53,29 @@ def _similarities(query: str, passages: tuple[str, ...]) -> tuple[float, ...]:
     return scores
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-cased runs of word characters (BM25's tokens; `shortlist` counts the distinct ones)."""
-    return re.findall(r"\w+", text.lower())
+def tokens(text: str, lang: str = "en") -> list[str]:
+    """Lower-cased runs of word characters (BM25's tokens; `shortlist` counts the distinct ones), stemmed
+    in `lang` when it is French, German or Russian (module rules)."""
+    found = re.findall(r"\w+", text.lower())
+    return _stemmer(language.STEMMERS[lang]).stemWords(found) if lang in language.STEMMERS else found
 
 
-def words(text: str) -> set[str]:
+_STEMMERS = threading.local()
+
+
+def _stemmer(name: str):
+    """This thread's snowball stemmer for `name`: a stemmer keeps the word it works on in itself, so two
+    threads sharing one garble each other's words (batch and check-answer stem in threads)."""
+    import snowballstemmer
+    mine = _STEMMERS.__dict__
+    if name not in mine:
+        mine[name] = snowballstemmer.stemmer(name)
+    return mine[name]
+
+
+def words(text: str, lang: str = "en") -> set[str]:
     """The distinct tokens of `text`."""
-    return set(tokens(text))
+    return set(tokens(text, lang))
 
 
 def shortlist(query: str, passages: list[str], cap: int) -> list[int]:
@@ -64,7 +85,8 @@ def shortlist(query: str, passages: list[str], cap: int) -> list[int]:
         raise ValueError(f"cap must be >= 1, got {cap!r}")
     if len(passages) <= cap:
         return list(range(len(passages)))
-    asked, held = words(query), page_memo.remembered(word_sets, passages)
+    lang = language.detect(query)
+    asked, held = words(query, lang), page_memo.remembered(word_sets_in(lang), passages)
     by_overlap = sorted(range(len(passages)), key=lambda i: -len(asked & held[i]))
     return sorted(by_overlap[:cap])
 
@@ -74,18 +96,28 @@ def bm25_scores(query: str, passages: list[str]) -> list[float]:
     passages and floored at a small epsilon below that, so on short pages common words barely count)."""
     if not passages:
         return []
-    return [float(s) for s in page_memo.remembered(bm25_index, passages).get_scores(tokens(query))]
+    lang = language.detect(query)
+    index = page_memo.remembered(bm25_index_in(lang), passages)
+    return [float(s) for s in index.get_scores(tokens(query, lang))]
 
 
-def word_sets(passages: list[str]) -> list[frozenset[str]]:
-    """The distinct tokens of each passage (what `shortlist` compares; one page's, made once)."""
-    return [frozenset(words(p)) for p in passages]
+@functools.cache
+def word_sets_in(lang: str):
+    """The function giving the distinct tokens in `lang` of each passage (what `shortlist` compares; one
+    page's, made once: `page_memo`, keyed by this function, so each language has its own entry)."""
+    def word_sets(passages: list[str]) -> list[frozenset[str]]:
+        return [frozenset(words(p, lang)) for p in passages]
+    return word_sets
 
 
-def bm25_index(passages: list[str]):
-    """rank-bm25's Okapi index of the passages (one page's, made once: `page_memo`)."""
-    from rank_bm25 import BM25Okapi
-    return BM25Okapi([tokens(p) or [""] for p in passages])
+@functools.cache
+def bm25_index_in(lang: str):
+    """The function giving rank-bm25's Okapi index of the passages, tokens in `lang` (one page's, made
+    once: `page_memo`, keyed by this function, so each language has its own entry)."""
+    def bm25_index(passages: list[str]):
+        from rank_bm25 import BM25Okapi
+        return BM25Okapi([tokens(p, lang) or [""] for p in passages])
+    return bm25_index
 
 
 def rank(query: str, passages: list[str], k: int = TOP_K, *, how: str) -> list[tuple[int, float]]:

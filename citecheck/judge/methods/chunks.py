@@ -60,7 +60,9 @@ class ChunksMethod(JudgeMethod):
         chunks = [p for p in passages if p.strip()]
         if not chunks:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)
-        asked = steps.ask_each(chunks, lambda chunk: {"claim": claim, "document": chunk}, NAME, question(), model)
+        def state(chunk: str) -> dict:
+            return judges.with_language({"claim": claim, "document": chunk}, claim, passages)
+        asked = steps.ask_each(chunks, state, NAME, question(), model)
         if steps.invalid:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)     # base.judge labels it
         label, quote, confidence, p = pool(claim, asked)

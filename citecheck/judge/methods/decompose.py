@@ -19,6 +19,7 @@ applied per fact; SUPPORT_AT, DECIDED and COVERAGE are pooled's):
 from __future__ import annotations
 
 from ...vocabulary import NOT_FOUND
+from .. import judges
 from ..judge_contract import OffContract
 from . import pooled
 from . import sentences as units
@@ -98,8 +99,8 @@ class DecomposeMethod(JudgeMethod):
         checked, summaries = [], []
         for fact in facts:
             best = [texts[i] for i in units.ranked(fact, texts)[:FACT_SENTENCES]]
-            answer = steps.choice(fact, {"claim": fact, "text": "\n".join(best)}, {pooled.NAME: pooled.question()},
-                                  model)
+            state = judges.with_language({"claim": fact, "text": "\n".join(best)}, claim, passages)
+            answer = steps.choice(fact, state, {pooled.NAME: pooled.question()}, model)
             if answer is not None:
                 summary = pooled.summarise([answer[pooled.NAME]["probabilities"]])
                 checked.append({"fact": fact, "p_supported": summary.p_supported,

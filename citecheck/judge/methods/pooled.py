@@ -158,7 +158,8 @@ class PooledMethod(JudgeMethod):
         top = top_sentences(claim, passages)
         if not top:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)
-        asked = steps.ask_each(top, lambda text: {"claim": claim, "text": text}, NAME, question(), model)
+        asked = steps.ask_each(top, lambda text: judges.with_language({"claim": claim, "text": text}, claim,
+                                                                      passages), NAME, question(), model)
         if steps.invalid:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)     # base.judge labels it
         label, quote, confidence, summary = pool(claim, passages, asked)

@@ -49,14 +49,14 @@ SAME_CRITERIA = {"same": "Both answers say the same thing.",
 NAME = "same"
 
 
-def question_messages(claim: str) -> list[dict]:
+def question_messages(claim: str, stated: str = "") -> list[dict]:
     return [{"role": "system", "content": QUESTION_SYSTEM}, *QUESTION_EXAMPLE,
-            {"role": "user", "content": f"Claim: {claim}"}]
+            {"role": "user", "content": f"{stated}Claim: {claim}"}]
 
 
-def answer_messages(question: str, text: str) -> list[dict]:
+def answer_messages(question: str, text: str, stated: str = "") -> list[dict]:
     return [{"role": "system", "content": ANSWER_SYSTEM},
-            {"role": "user", "content": f"Text:\n{text}\n\nQuestion: {question}"}]
+            {"role": "user", "content": f"{stated}Text:\n{text}\n\nQuestion: {question}"}]
 
 
 def _words(value) -> str | None:
@@ -113,11 +113,12 @@ class QaMethod(JudgeMethod):
         if not texts:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)
         steps.reserve(3)
-        asked = steps.generate("question", question_messages(claim), QUESTION_SCHEMA, check_question)
+        stated = judges.language_prefix(claim, passages)     # "" in English: its prompts unchanged
+        asked = steps.generate("question", question_messages(claim, stated), QUESTION_SCHEMA, check_question)
         if asked is None:
             return verdict(NOT_FOUND, None, 0.0, 0.0, model, steps)     # base.judge labels it
         shown = [texts[i] for i in units.ranked(asked["question"], texts)[:ANSWER_SENTENCES]]
-        answer = steps.generate("answer", answer_messages(asked["question"], "\n".join(shown)),
+        answer = steps.generate("answer", answer_messages(asked["question"], "\n".join(shown), stated),
                                 ANSWER_SCHEMA, check_answer)
         found = {"question": asked["question"], "claim_answer": asked["answer"], "source_answer": answer}
         if steps.invalid or answer is None:

@@ -5,7 +5,10 @@ Rules:
   a single line break inside a paragraph is a PDF's or a text file's wrap, never a sentence end), are
   normalised (`matching.normalise`, the guard's comparison) and cut at `passages.SENTENCE_END` (after
   . ! ? optionally closed by a quote or bracket, followed by whitespace and an upper-case letter, digit,
-  quote or bracket). Sentences under MIN_WORDS words are dropped. Each sentence is therefore verbatim in
+  quote or bracket). In a paragraph `source.language.detect` reads as French, German or Russian the
+  upper-case letter may be any (É, Ü, Б: `_OTHER_END`); English paragraphs keep the rule above, so
+  their units, and the recorded judge calls asked of them, are unchanged. Sentences under MIN_WORDS words
+  are dropped. Each sentence is therefore verbatim in
   its passage as the guard reads it.
 - Ranking: Okapi BM25 (k1 1.2, b 0.75, Lucene's non-negative idf log(1 + (N - n + .5)/(n + .5))) over the
   sentences, lower-cased word tokens with STOP words removed; ties keep page order.
@@ -20,6 +23,7 @@ import math
 import re
 
 from ...matching import normalise
+from ...source import language
 from ...web import page_memo
 from ...web.passages import SENTENCE_END, join_wraps
 from ...web.retrieval import tokens as words
@@ -32,13 +36,18 @@ may might must shall should will would also into over under about after before b
 down out off again further once here all any both each few more most other some such only own same too
 very s t just don now""".split())
 _BLANK = re.compile(r"\n[ \t\r\f\v]*\n")
+_OTHER_END = re.compile(r"[.!?][\"')\]»“”]?\s+(?=(\S))")
+_OPENERS = "0123456789\"'([«„"
 
 
 def split_sentences(paragraph: str) -> list[str]:
     """One paragraph -> its sentences (module rules), line wraps joined first."""
     text = normalise(join_wraps(paragraph))
     out, start = [], 0
-    for m in SENTENCE_END.finditer(text):
+    english = language.detect(text) == "en"
+    for m in (SENTENCE_END if english else _OTHER_END).finditer(text):
+        if not english and not (m.group(1).isupper() or m.group(1) in _OPENERS):
+            continue
         out.append(text[start:m.end()].strip())
         start = m.end()
     out.append(text[start:].strip())
