@@ -52,7 +52,7 @@ def test_finding_a_long_paragraph_holds_memory_of_the_order_of_a_window_not_of_t
     import tracemalloc
 
     from citecheck.extract import sentences
-    monkeypatch.setattr(sentences, "_segment", lambda text, start, stop: [])     # pysbd aside
+    monkeypatch.setattr(sentences, "_segment", lambda text, start, stop, lang="en": [])     # pysbd aside
     text = PROSE * (1_000_000 // len(PROSE))                # one paragraph of 1 MB
     tracemalloc.start()
     try:
