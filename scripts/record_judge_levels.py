@@ -16,7 +16,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from citecheck.evaluation import recorded_levels  # noqa: E402
 
-SKIPPED = ("build", ".models", ".git", "__pycache__")
+SKIPPED = ("build", ".models", ".git", ".venv", "__pycache__")
 """Caches and output folders: what they hold does not decide the result."""
 
 

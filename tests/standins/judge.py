@@ -78,6 +78,12 @@ def answer_tokens(content: str, alternatives: dict[str, float]) -> list[dict]:
             {"token": content[end:], "logprob": 0.0, "top_logprobs": []}]
 
 
+def models_reply() -> tuple[int, dict, dict]:
+    """GET …/models: MODEL alone, in OpenAI's shape and Jev's (each client reads its own key)."""
+    return 200, {}, {"object": "list", "data": [{"id": MODEL, "object": "model"}],
+                     "models": [{"name": MODEL, "description": "a stand-in judge", "release_date": "2026-12-01"}]}
+
+
 def wire_reply(path: str, content: str | None, logprobs: list | None = None) -> dict:
     """The provider's response body around `content`, chosen by the request path."""
     if path.endswith("/chat/completions"):
@@ -118,7 +124,7 @@ class Script:
 
     def __call__(self, request: Recorded):
         if request.method == "GET" and request.path.endswith("/models"):       # the model list: its own name
-            return 200, {}, {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
+            return models_reply()
         if self.delay:
             time.sleep(self.delay)
         if self.failures:

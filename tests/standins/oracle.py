@@ -32,7 +32,7 @@ from citecheck.matching import normalise
 
 from .http import Recorded, StandIn
 from .jev import choice_answer
-from .judge import wire_reply
+from .judge import models_reply, wire_reply
 
 SENTENCE_OPTIONS = ("yes", "no", "unknown")
 SOURCE_OPTIONS = ("supports", "contradicts", "says_nothing")
@@ -206,6 +206,8 @@ class Oracle:
         raise ValueError(f"oracle: a schema it does not know: {sorted(props)}")
 
     def handle(self, request: Recorded):
+        if request.method == "GET" and request.path.endswith("/models"):   # the model list: the stand-in's name
+            return models_reply()
         body = request.json()
         if request.path.endswith("/systemone"):
             return 200, {}, self.jev(body)
