@@ -151,6 +151,11 @@ def notice_of(head: str) -> notices.Notice | None:
     return notices.find(page_text(head))
 
 
+def unreadable_page(markdown: str) -> bool:
+    """Whether a page's text is in a script the cookbook does not read (made once per page: `page_memo`)."""
+    return language.unreadable(page_text(markdown))
+
+
 def judge_page(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[str] = ()) -> Trace:
     """The judged half of the flow for a page fetch did not settle. Its notice first (`web.notices`): a
     retraction, withdrawal or expression of concern settles it (not_found, that reason, no model asked);
@@ -160,7 +165,7 @@ def judge_page(claim: str, page: FetchResult, ctx: RunContext, quotes: Sequence[
     if notice is not None and notice.settles:
         row = {**_row(page.url, page, NOT_FOUND, notice.kind), "notice": notice.field()}
         return Trace(claim, page.url, row, page)
-    if language.unsupported(claim) or language.unreadable(page_text(page.markdown)):
+    if language.unsupported(claim) or page_memo.remembered(unreadable_page, page.markdown):
         return Trace(claim, page.url, _row(page.url, page, NOT_FOUND, UNSUPPORTED_LANGUAGE), page)
     trace = _judged(claim, page, ctx, quotes)
     if notice is not None:

@@ -20,6 +20,7 @@ Rules (no model, no dependency; docs/languages.md):
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -58,6 +59,7 @@ NOT_RUSSIAN = set("іїєґўђјљњћџѓќѕ")
 _WORD = re.compile(r"\w+")
 
 
+@functools.lru_cache(maxsize=None)               # bounded by the distinct characters seen
 def _script(char: str) -> str:
     return unicodedata.name(char, "UNKNOWN").split(" ")[0]
 
@@ -69,7 +71,8 @@ def script(text: str) -> str:
     scripts: dict[str, int] = {}
     for char in text:
         if char.isalpha():
-            scripts[_script(char)] = scripts.get(_script(char), 0) + 1
+            name = "LATIN" if char.isascii() else _script(char)      # an ASCII letter is Latin
+            scripts[name] = scripts.get(name, 0) + 1
     letters = sum(scripts.values())
     if letters < MIN_LETTERS:
         return "en"
@@ -82,6 +85,7 @@ def script(text: str) -> str:
     return "latin"
 
 
+@functools.lru_cache(maxsize=4096)               # a claim is read by several steps of one check
 def detect(text: str) -> str:
     """The language code of `text` (module rules): one of SUPPORTED, or another code ("es", "uk",
     "script:CJK", ...) the cookbook does not read."""
